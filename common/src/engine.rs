@@ -1,0 +1,265 @@
+//! The layer engine (DESIGN §3): computes the slices of layer `k` (one per prize set) from
+//! the slices of layer `k - 1`. For a prize set `C`, every canonical pattern, every live
+//! score difference and every upcard `c` gives one matrix game whose entries are read from
+//! the slice `C - c` below; the state's value is the mean of the k game values.
+
+use rayon::prelude::*;
+
+use crate::cards::CardSet;
+use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES};
+use crate::layout::{ChildTable, LayerLayout, Oriented};
+use crate::objective::Objective;
+use crate::prizes::prize_unrank;
+
+/// A read-only view of one stored slice: the values of one prize set's canonical
+/// patterns, `width` score differences each (`-diff_range..=diff_range`).
+#[derive(Clone, Copy)]
+pub struct SliceView<'a> {
+    pub values: &'a [f64],
+    pub diff_range: i32,
+}
+
+impl<'a> SliceView<'a> {
+    pub fn new(objective: Objective, prizes: CardSet, values: &'a [f64]) -> Self {
+        SliceView {
+            values,
+            diff_range: objective.diff_range(prizes),
+        }
+    }
+
+    /// The value of the (possibly mirrored) pattern at score difference `d`, using
+    /// antisymmetry `V(A,B,C,d) = -V(B,A,C,-d)` and the exact ±1 beyond the live range.
+    #[inline]
+    pub fn value(&self, at: Oriented, d: i32) -> f64 {
+        let (sign, d) = if at.is_mirrored() {
+            (-1.0, -d)
+        } else {
+            (1.0, d)
+        };
+        let v = if d > self.diff_range {
+            1.0
+        } else if d < -self.diff_range {
+            -1.0
+        } else {
+            let width = 2 * self.diff_range as usize + 1;
+            self.values[at.canonical() * width + (d + self.diff_range) as usize]
+        };
+        sign * v
+    }
+}
+
+/// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
+/// for `win`, ±1 at any other d through [`SliceView::value`]).
+pub const TERMINAL_SLICE: [f64; 1] = [0.0];
+
+/// A computed slice with its certificate maximum.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolvedSlice {
+    pub prize_rank: u32,
+    pub values: Vec<f64>,
+    /// The largest certificate gap of the slice's matrix games.
+    pub max_gap: f64,
+    /// Matrix games solved.
+    pub games: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "matrix game not certified: layer {k}, prizes {{{prizes}}}, pattern {pattern}, upcard {upcard}, d {d}: gap {gap:e}"
+    )]
+    Uncertified {
+        k: u8,
+        prizes: CardSet,
+        pattern: usize,
+        upcard: u8,
+        d: i32,
+        gap: f64,
+    },
+    #[error("dependency slice of prizes {{{prizes}}} has {got} values, expected {want}")]
+    BadDependency {
+        prizes: CardSet,
+        got: usize,
+        want: usize,
+    },
+}
+
+/// Everything needed to compute slices of one layer: built once per layer.
+pub struct LayerEngine {
+    pub objective: Objective,
+    pub layout: LayerLayout,
+    pub below: LayerLayout,
+    pub children: ChildTable,
+}
+
+/// Canonical patterns per parallel work item.
+const PATTERNS_PER_TASK: usize = 64;
+
+impl LayerEngine {
+    /// The engine for layer `k >= 1` of the `n`-card game.
+    pub fn new(n: u8, k: u8, objective: Objective) -> LayerEngine {
+        assert!(k >= 1 && k <= n);
+        let layout = LayerLayout::new(n, k);
+        let below = LayerLayout::new(n, k - 1);
+        let children = ChildTable::new(&layout, &below);
+        LayerEngine {
+            objective,
+            layout,
+            below,
+            children,
+        }
+    }
+
+    pub fn k(&self) -> u8 {
+        self.layout.k
+    }
+
+    /// Number of values in the slice of `prizes` of this layer.
+    pub fn slice_len(&self, prizes: CardSet) -> usize {
+        self.layout.canonical_count() * self.objective.slice_width(prizes)
+    }
+
+    /// Number of values in a slice of the layer below.
+    pub fn dependency_len(&self, prizes: CardSet) -> usize {
+        self.below.canonical_count() * self.objective.slice_width(prizes)
+    }
+
+    /// The prize sets of layer `k - 1` that the slice of `prizes` reads, by upcard.
+    pub fn dependencies(prizes: CardSet) -> impl Iterator<Item = (u8, CardSet)> {
+        prizes.iter().map(move |c| (c, prizes.without(c)))
+    }
+
+    /// Computes the slice of prize-set rank `prize_rank`. `dependency` gives the values
+    /// of a slice of layer `k - 1` (for k = 1, [`TERMINAL_SLICE`]). Runs on the current
+    /// rayon pool.
+    pub fn solve_slice<'d>(
+        &self,
+        prize_rank: u32,
+        dependency: &(dyn Fn(CardSet) -> &'d [f64] + Sync),
+    ) -> Result<SolvedSlice, EngineError> {
+        let k = self.layout.k;
+        let prizes = prize_unrank(prize_rank, k);
+        let mut views: Vec<(u8, SliceView<'d>)> = Vec::with_capacity(k as usize);
+        for (upcard, rest) in Self::dependencies(prizes) {
+            let values = dependency(rest);
+            let want = self.dependency_len(rest);
+            if values.len() != want {
+                return Err(EngineError::BadDependency {
+                    prizes: rest,
+                    got: values.len(),
+                    want,
+                });
+            }
+            views.push((upcard, SliceView::new(self.objective, rest, values)));
+        }
+        let width = self.objective.slice_width(prizes);
+        let diff_range = self.objective.diff_range(prizes);
+        let mut values = vec![0.0; self.slice_len(prizes)];
+        let (max_gap, games) = values
+            .par_chunks_mut(PATTERNS_PER_TASK * width)
+            .enumerate()
+            .map_init(GameSolver::new, |solver, (task, out)| {
+                let first = task * PATTERNS_PER_TASK;
+                let mut max_gap = 0.0f64;
+                let mut games = 0u64;
+                for (offset, pattern_values) in out.chunks_exact_mut(width).enumerate() {
+                    let p = first + offset;
+                    let pattern = self.layout.canonical[p];
+                    if self.objective == Objective::Points && pattern == pattern.swapped() {
+                        pattern_values[0] = 0.0; // a symmetric game is fair
+                        continue;
+                    }
+                    for (slot, value) in pattern_values.iter_mut().enumerate() {
+                        let d = slot as i32 - diff_range;
+                        let (v, gap, n) = self.solve_state(solver, p, d, &views, prizes)?;
+                        *value = v;
+                        max_gap = max_gap.max(gap);
+                        games += n;
+                    }
+                }
+                Ok((max_gap, games))
+            })
+            .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))?;
+        Ok(SolvedSlice {
+            prize_rank,
+            values,
+            max_gap,
+            games,
+        })
+    }
+
+    /// The value of canonical pattern `p` at score difference `d`: the mean over upcards
+    /// of the value of the matrix game after the reveal.
+    fn solve_state(
+        &self,
+        solver: &mut GameSolver,
+        p: usize,
+        d: i32,
+        views: &[(u8, SliceView<'_>)],
+        prizes: CardSet,
+    ) -> Result<(f64, f64, u64), EngineError> {
+        let k = self.layout.k as usize;
+        let mut matrix = [0.0f64; MAX_STRATEGIES * MAX_STRATEGIES];
+        let matrix = &mut matrix[..k * k];
+        let mut total = 0.0;
+        let mut max_gap = 0.0f64;
+        for &(upcard, view) in views {
+            self.fill_matrix(matrix, p, d, upcard, &view);
+            let outcome = solver.solve(matrix, k, k);
+            if outcome.status == GameStatus::Uncertified {
+                return Err(EngineError::Uncertified {
+                    k: self.layout.k,
+                    prizes,
+                    pattern: p,
+                    upcard,
+                    d,
+                    gap: outcome.gap,
+                });
+            }
+            total += outcome.value;
+            max_gap = max_gap.max(outcome.gap);
+        }
+        Ok((total / k as f64, max_gap, views.len() as u64))
+    }
+
+    /// The payoff matrix of canonical pattern `p` at score difference `d` once `upcard`
+    /// is revealed.
+    pub fn fill_matrix(
+        &self,
+        matrix: &mut [f64],
+        p: usize,
+        d: i32,
+        upcard: u8,
+        below: &SliceView<'_>,
+    ) {
+        let (children, signs) = self.children.of(p);
+        fill_matrix(self.objective, matrix, children, signs, d, upcard, below);
+    }
+}
+
+/// The payoff matrix of a state at score difference `d` once `upcard` is revealed:
+/// `M[i][j]` when A bids its i-th lowest card and B its j-th, from the children of the
+/// state (located in the layer below) and the signs of the bid comparisons.
+pub fn fill_matrix(
+    objective: Objective,
+    matrix: &mut [f64],
+    children: &[Oriented],
+    signs: &[i8],
+    d: i32,
+    upcard: u8,
+    below: &SliceView<'_>,
+) {
+    let c = i32::from(upcard);
+    match objective {
+        Objective::Points => {
+            for ((m, &child), &s) in matrix.iter_mut().zip(children).zip(signs) {
+                *m = f64::from(c * i32::from(s)) + below.value(child, 0);
+            }
+        }
+        Objective::Win => {
+            for ((m, &child), &s) in matrix.iter_mut().zip(children).zip(signs) {
+                *m = below.value(child, d + c * i32::from(s));
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! The GOPS game and its exact solution, with no async, no network and no storage.
+//!
+//! Layout:
+//! - [`cards`]: card sets as bitmasks, parsing and validation of user input.
+//! - [`binomial`]: binomial coefficients and colex ranks.
+//! - [`pattern`]: the merged A/B pattern of two hands and its perfect rank per layer.
+//! - [`prizes`]: colex rank of prize sets.
+//! - [`objective`]: `points` and `win`, and the score-difference range each stores.
+//! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
+//! - [`kernel`]: the certified matrix-game solver, the hot path.
+//! - [`engine`]: computes the slices of layer k from those of layer k - 1.
+//! - [`state`]: concrete states and where their values are stored.
+//! - [`checksum`]: slice digests and layer checksums.
+//! - [`solution`]: a whole game solved in memory (tests, benchmarks).
+
+pub mod binomial;
+pub mod cards;
+pub mod checksum;
+pub mod engine;
+pub mod kernel;
+pub mod layout;
+pub mod objective;
+pub mod pattern;
+pub mod prizes;
+pub mod solution;
+pub mod state;
+
+pub use cards::{CardSet, InputError, MAX_N};
+pub use objective::Objective;
