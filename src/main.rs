@@ -1,1 +1,29 @@
-fn main() {}
+//! `gops`: the command line of the GOPS solver (DESIGN §6). Parses arguments, sets up
+//! logging and hands each command to its module; the work itself lives in the library
+//! crates. Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 interrupted.
+
+mod args;
+mod failure;
+mod output;
+mod progress;
+mod query_cmd;
+mod solve_cmd;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse();
+    progress::init_logging(&cli.log);
+    let result = match cli.command {
+        Command::Solve(args) => solve_cmd::run(args),
+        Command::Status(args) => query_cmd::status(args),
+        Command::Value(args) => query_cmd::value(args),
+        Command::Strategy(args) => query_cmd::strategy(args),
+    };
+    if let Err(failure) = result {
+        eprintln!("error: {}", failure.message());
+        std::process::exit(failure.exit_code());
+    }
+}

@@ -1,0 +1,92 @@
+//! Planning a layer into shards: pure functions over plain data, so the local driver and
+//! (later) the cluster's lease ledger share them.
+
+use gops_common::objective::Objective;
+use gops_common::pattern::PatternIndex;
+use gops_common::prizes::{prize_set_count, prize_unrank};
+
+/// Matrix games per shard the planner aims for: large enough that per-shard overhead
+/// (a store batch, a progress update) is negligible, small enough to interrupt quickly.
+pub const TARGET_GAMES_PER_SHARD: u64 = 4_000_000;
+
+/// The size of a layer: slices and the work they hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerSize {
+    pub k: u8,
+    pub slices: usize,
+    /// (pattern, prize set) states, both orientations.
+    pub states: u64,
+    /// Values stored: canonical patterns x live score differences, over all slices.
+    pub stored_values: u64,
+    /// Matrix games to solve for the whole layer (symmetric `points` states are free).
+    pub games: u64,
+}
+
+impl LayerSize {
+    pub fn of(n: u8, k: u8, objective: Objective) -> LayerSize {
+        let patterns = PatternIndex::new(n, k).count() as u64;
+        // exactly one pattern per layer is its own mirror: every card held by both
+        let canonical = (patterns + 1) / 2;
+        let slices = prize_set_count(n, k);
+        let widths: u64 = (0..slices as u32)
+            .map(|rank| objective.slice_width(prize_unrank(rank, k)) as u64)
+            .sum();
+        let solved_patterns = match objective {
+            Objective::Points => canonical - 1,
+            Objective::Win => canonical,
+        };
+        LayerSize {
+            k,
+            slices,
+            states: patterns * slices as u64,
+            stored_values: canonical * widths,
+            games: solved_patterns * widths * u64::from(k),
+        }
+    }
+
+    /// Mean games per slice.
+    pub fn games_per_slice(&self) -> u64 {
+        (self.games / self.slices.max(1) as u64).max(1)
+    }
+}
+
+/// Splits the prize ranks still to do into shards of consecutive ranks (colex order:
+/// neighbours share dependency slices) of about [`TARGET_GAMES_PER_SHARD`] games, and no
+/// fewer than `min_shards` shards when there are enough ranks (to keep every thread busy).
+pub fn plan_shards(missing: &[u32], games_per_slice: u64, min_shards: usize) -> Vec<Vec<u32>> {
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    let by_work = (TARGET_GAMES_PER_SHARD / games_per_slice.max(1)).max(1) as usize;
+    let by_count = missing.len().div_ceil(min_shards.max(1));
+    let size = by_work.min(by_count).max(1);
+    missing.chunks(size).map(<[u32]>::to_vec).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_cover_every_missing_rank_once_in_order() {
+        let missing: Vec<u32> = (0..1000).filter(|r| r % 7 != 3).collect();
+        for (gps, min) in [(1, 1), (1_000_000, 4), (50_000_000, 2), (10, 64)] {
+            let shards = plan_shards(&missing, gps, min);
+            let flat: Vec<u32> = shards.concat();
+            assert_eq!(flat, missing);
+            assert!(shards.iter().all(|s| !s.is_empty()));
+        }
+        assert!(plan_shards(&[], 5, 3).is_empty());
+        // a slice heavier than the target gets a shard of its own
+        assert!(plan_shards(&missing, u64::MAX, 1).iter().all(|s| s.len() == 1));
+    }
+
+    #[test]
+    fn layer_sizes_of_the_13_card_game() {
+        let size = LayerSize::of(13, 8, Objective::Points);
+        assert_eq!(size.slices, 1287);
+        assert_eq!(size.states, 117_295 * 1287);
+        assert_eq!(size.stored_values, 58_648 * 1287);
+        assert_eq!(size.games, 58_647 * 1287 * 8);
+    }
+}

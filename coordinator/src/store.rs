@@ -1,0 +1,410 @@
+//! The run's one store (DESIGN §5): a sled database behind a typed handle. Nothing
+//! outside this module sees sled or raw bytes.
+//!
+//! Trees: `meta` holds the manifest (N, objective, format version); `slices` holds one
+//! record per slice, keyed by (layer, prize-set rank) big-endian so a layer is one key
+//! range; `layers` holds a record per *complete* layer (checksum, certificate maximum),
+//! written only after the layer's slices are flushed.
+
+use std::path::{Path, PathBuf};
+
+use gops_common::checksum::slice_digest;
+use gops_common::engine::SolvedSlice;
+use gops_common::objective::Objective;
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the byte layout of any record changes.
+pub const FORMAT_VERSION: u32 = 1;
+const SLICE_RECORD_VERSION: u8 = 1;
+const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
+const MANIFEST_KEY: &[u8] = b"manifest";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub n: u8,
+    pub objective: String,
+    pub created_by: String,
+}
+
+impl Manifest {
+    pub fn objective(&self) -> Result<Objective, StoreError> {
+        self.objective
+            .parse()
+            .map_err(|e: String| StoreError::Corrupt(format!("manifest: {e}")))
+    }
+}
+
+/// A complete layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerRecord {
+    pub k: u8,
+    pub slices: usize,
+    /// Canonical (pattern, prize set) states of the layer, both orientations.
+    pub states: u64,
+    /// Values stored (one orientation, every live score difference).
+    pub stored_values: u64,
+    /// Hex digest of the layer's values in prize-rank order.
+    pub checksum: String,
+    /// Largest certificate gap over the layer's matrix games.
+    pub max_gap: f64,
+}
+
+/// A stored slice, verified against its digest when read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceRecord {
+    pub values: Vec<f64>,
+    pub max_gap: f64,
+    pub games: u64,
+    pub digest: [u8; 32],
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no database at {0} (run `gops solve` first)")]
+    Missing(PathBuf),
+    #[error("{0} is not a gops database")]
+    NotADatabase(PathBuf),
+    #[error(
+        "database {path} holds the {n}-card {objective} game; refusing to use it for the {want_n}-card {want_objective} game (choose another --db)"
+    )]
+    Mismatch {
+        path: PathBuf,
+        n: u8,
+        objective: String,
+        want_n: u8,
+        want_objective: String,
+    },
+    #[error("database {0} is in use by another process")]
+    Locked(PathBuf),
+    #[error("database is damaged: {0}")]
+    Corrupt(String),
+    #[error(
+        "database format version {found} is not supported by this build (expects {FORMAT_VERSION})"
+    )]
+    Version { found: u32 },
+    #[error("storage error: {0}")]
+    Io(String),
+}
+
+impl StoreError {
+    /// Whether the error comes from what the user asked (a wrong db), not from the
+    /// machine or the data.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Missing(_) | StoreError::NotADatabase(_) | StoreError::Mismatch { .. }
+        )
+    }
+}
+
+fn io(e: sled::Error) -> StoreError {
+    match e {
+        sled::Error::Corruption { .. } => StoreError::Corrupt(e.to_string()),
+        other => StoreError::Io(other.to_string()),
+    }
+}
+
+/// The typed handle over one db directory.
+pub struct Store {
+    path: PathBuf,
+    db: sled::Db,
+    slices: sled::Tree,
+    layers: sled::Tree,
+    manifest: Manifest,
+}
+
+fn slice_key(k: u8, rank: u32) -> [u8; 5] {
+    let r = rank.to_be_bytes();
+    [k, r[0], r[1], r[2], r[3]]
+}
+
+impl Store {
+    /// Opens the db at `path` for solving the `n`-card game, creating it if it does not
+    /// exist; refuses a db made for another game.
+    pub fn open_or_create(path: &Path, n: u8, objective: Objective) -> Result<Store, StoreError> {
+        if path.exists() && !Self::looks_like_sled(path) && !Self::is_empty_dir(path) {
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        }
+        let db = Self::open_sled(path)?;
+        let meta = db.open_tree("meta").map_err(io)?;
+        let manifest = match meta.get(MANIFEST_KEY).map_err(io)? {
+            Some(bytes) => Self::decode_manifest(&bytes)?,
+            None => {
+                let manifest = Manifest {
+                    format_version: FORMAT_VERSION,
+                    n,
+                    objective: objective.name().to_string(),
+                    created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
+                };
+                let bytes = serde_json::to_vec(&manifest).expect("manifest serialises");
+                meta.insert(MANIFEST_KEY, bytes).map_err(io)?;
+                db.flush().map_err(io)?;
+                manifest
+            }
+        };
+        if manifest.n != n || manifest.objective != objective.name() {
+            return Err(StoreError::Mismatch {
+                path: path.to_path_buf(),
+                n: manifest.n,
+                objective: manifest.objective,
+                want_n: n,
+                want_objective: objective.name().to_string(),
+            });
+        }
+        Self::finish_open(path, db, manifest)
+    }
+
+    /// Opens an existing db, whatever game it holds.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        if !Self::looks_like_sled(path) {
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        }
+        let db = Self::open_sled(path)?;
+        let meta = db.open_tree("meta").map_err(io)?;
+        let Some(bytes) = meta.get(MANIFEST_KEY).map_err(io)? else {
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        };
+        let manifest = Self::decode_manifest(&bytes)?;
+        Self::finish_open(path, db, manifest)
+    }
+
+    fn looks_like_sled(path: &Path) -> bool {
+        path.join("conf").is_file() && path.join("db").is_file()
+    }
+
+    fn is_empty_dir(path: &Path) -> bool {
+        path.read_dir().map(|mut d| d.next().is_none()).unwrap_or(false)
+    }
+
+    fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
+        sled::Config::new()
+            .path(path)
+            .cache_capacity(64 << 20)
+            .open()
+            .map_err(|e| match e {
+                sled::Error::Io(ref io_err) if io_err.kind() == std::io::ErrorKind::WouldBlock => {
+                    StoreError::Locked(path.to_path_buf())
+                }
+                sled::Error::Io(ref io_err) if io_err.to_string().contains("lock") => {
+                    StoreError::Locked(path.to_path_buf())
+                }
+                other => io(other),
+            })
+    }
+
+    fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
+        let manifest: Manifest = serde_json::from_slice(bytes)
+            .map_err(|e| StoreError::Corrupt(format!("manifest: {e}")))?;
+        if manifest.format_version != FORMAT_VERSION {
+            return Err(StoreError::Version {
+                found: manifest.format_version,
+            });
+        }
+        manifest.objective()?;
+        if !(1..=gops_common::MAX_N).contains(&manifest.n) {
+            return Err(StoreError::Corrupt(format!("manifest: n = {}", manifest.n)));
+        }
+        Ok(manifest)
+    }
+
+    fn finish_open(path: &Path, db: sled::Db, manifest: Manifest) -> Result<Store, StoreError> {
+        Ok(Store {
+            path: path.to_path_buf(),
+            slices: db.open_tree("slices").map_err(io)?,
+            layers: db.open_tree("layers").map_err(io)?,
+            db,
+            manifest,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn n(&self) -> u8 {
+        self.manifest.n
+    }
+
+    pub fn objective(&self) -> Objective {
+        self.manifest.objective().expect("checked at open")
+    }
+
+    /// Writes finished slices of layer `k` in one batch. A slice already stored is
+    /// overwritten with identical bytes (the engine is deterministic).
+    pub fn put_slices(&self, k: u8, slices: &[SolvedSlice]) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for slice in slices {
+            batch.insert(&slice_key(k, slice.prize_rank), encode_slice(slice));
+        }
+        self.slices.apply_batch(batch).map_err(io)
+    }
+
+    /// The stored slice of layer `k`, prize rank `rank`, checked against its digest.
+    pub fn slice(&self, k: u8, rank: u32) -> Result<Option<SliceRecord>, StoreError> {
+        match self.slices.get(slice_key(k, rank)).map_err(io)? {
+            None => Ok(None),
+            Some(bytes) => decode_slice(&bytes)
+                .map(Some)
+                .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}"))),
+        }
+    }
+
+    /// Prize ranks of layer `k` that have a stored slice, ascending.
+    pub fn stored_ranks(&self, k: u8) -> Result<Vec<u32>, StoreError> {
+        self.slices
+            .scan_prefix([k])
+            .keys()
+            .map(|key| {
+                let key = key.map_err(io)?;
+                let bytes: [u8; 4] = key[1..]
+                    .try_into()
+                    .map_err(|_| StoreError::Corrupt("slice key of wrong length".into()))?;
+                Ok(u32::from_be_bytes(bytes))
+            })
+            .collect()
+    }
+
+    /// Number of slices stored for layer `k`.
+    pub fn stored_count(&self, k: u8) -> Result<usize, StoreError> {
+        Ok(self.stored_ranks(k)?.len())
+    }
+
+    /// The record of layer `k` if the layer is complete.
+    pub fn layer(&self, k: u8) -> Result<Option<LayerRecord>, StoreError> {
+        match self.layers.get([k]).map_err(io)? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| StoreError::Corrupt(format!("layer {k} record: {e}"))),
+        }
+    }
+
+    /// Marks a layer complete: flushes its slices first, then writes and flushes the
+    /// layer record, so a complete layer is always durable.
+    pub fn complete_layer(&self, record: &LayerRecord) -> Result<(), StoreError> {
+        self.flush()?;
+        let bytes = serde_json::to_vec(record).expect("layer record serialises");
+        self.layers.insert([record.k], bytes).map_err(io)?;
+        self.flush()
+    }
+
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush().map(|_| ()).map_err(io)
+    }
+}
+
+fn encode_slice(slice: &SolvedSlice) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(SLICE_HEADER + 8 * slice.values.len());
+    bytes.push(SLICE_RECORD_VERSION);
+    bytes.extend_from_slice(&slice.max_gap.to_le_bytes());
+    bytes.extend_from_slice(&slice.games.to_le_bytes());
+    bytes.extend_from_slice(&slice_digest(&slice.values));
+    for v in &slice.values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes
+}
+
+fn decode_slice(bytes: &[u8]) -> Result<SliceRecord, String> {
+    if bytes.len() < SLICE_HEADER || (bytes.len() - SLICE_HEADER) % 8 != 0 {
+        return Err(format!("record of {} bytes", bytes.len()));
+    }
+    if bytes[0] != SLICE_RECORD_VERSION {
+        return Err(format!("record version {}", bytes[0]));
+    }
+    let max_gap = f64::from_le_bytes(bytes[1..9].try_into().unwrap());
+    let games = u64::from_le_bytes(bytes[9..17].try_into().unwrap());
+    let digest: [u8; 32] = bytes[17..49].try_into().unwrap();
+    let values: Vec<f64> = bytes[SLICE_HEADER..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    if slice_digest(&values) != digest {
+        return Err("values do not match their digest".into());
+    }
+    Ok(SliceRecord {
+        values,
+        max_gap,
+        games,
+        digest,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solved(rank: u32, values: Vec<f64>) -> SolvedSlice {
+        SolvedSlice {
+            prize_rank: rank,
+            values,
+            max_gap: 1e-15,
+            games: 3,
+        }
+    }
+
+    #[test]
+    fn slices_round_trip_and_manifest_is_enforced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        {
+            let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+            store
+                .put_slices(2, &[solved(7, vec![1.5, -2.0]), solved(3, vec![0.25])])
+                .unwrap();
+            assert_eq!(store.stored_ranks(2).unwrap(), vec![3, 7]);
+            assert_eq!(store.stored_ranks(1).unwrap(), Vec::<u32>::new());
+            let record = store.slice(2, 7).unwrap().unwrap();
+            assert_eq!(record.values, vec![1.5, -2.0]);
+            assert_eq!(record.games, 3);
+            assert!(store.layer(2).unwrap().is_none());
+        }
+        let err = Store::open_or_create(&path, 6, Objective::Points).err().unwrap();
+        assert!(matches!(err, StoreError::Mismatch { n: 5, .. }), "{err}");
+        let err = Store::open_or_create(&path, 5, Objective::Win).err().unwrap();
+        assert!(err.is_usage(), "{err}");
+        let store = Store::open_existing(&path).unwrap();
+        assert_eq!((store.n(), store.objective()), (5, Objective::Points));
+        assert_eq!(store.slice(2, 3).unwrap().unwrap().values, vec![0.25]);
+    }
+
+    #[test]
+    fn missing_and_foreign_directories_are_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nothing-here");
+        assert!(matches!(
+            Store::open_existing(&missing),
+            Err(StoreError::Missing(_))
+        ));
+        assert!(!missing.exists(), "a read must not create a db");
+        let foreign = dir.path().join("foreign");
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+        assert!(matches!(
+            Store::open_or_create(&foreign, 4, Objective::Points),
+            Err(StoreError::NotADatabase(_))
+        ));
+        assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn damaged_slice_is_reported_not_returned() {
+        assert!(decode_slice(&[1, 2, 3]).is_err());
+        let mut bytes = encode_slice(&solved(0, vec![1.0, 2.0]));
+        assert!(decode_slice(&bytes).is_ok());
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x40;
+        assert_eq!(
+            decode_slice(&bytes).unwrap_err(),
+            "values do not match their digest"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! How a command fails: a message for stderr and an exit code, decided in one place.
+
+use gops_common::InputError;
+use gops_coordinator::query::QueryError;
+use gops_coordinator::solve::SolveError;
+use gops_coordinator::store::StoreError;
+
+pub enum Failure {
+    /// Bad input: exit 2.
+    Usage(String),
+    /// The work failed: exit 1.
+    Runtime(String),
+    /// Stopped on request: exit 130.
+    Interrupted(String),
+}
+
+impl Failure {
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Usage(m) | Failure::Runtime(m) | Failure::Interrupted(m) => m,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Runtime(_) => 1,
+            Failure::Interrupted(_) => 130,
+        }
+    }
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::Usage(e.to_string())
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        if e.is_usage() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Runtime(e.to_string())
+        }
+    }
+}
+
+impl From<QueryError> for Failure {
+    fn from(e: QueryError) -> Self {
+        if e.is_usage() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Runtime(e.to_string())
+        }
+    }
+}
+
+impl From<SolveError> for Failure {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::Store(e) => e.into(),
+            other => Failure::Runtime(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `gops status`, `gops value` and `gops strategy`: read-only commands on a solved db.
+
+use gops_common::cards::{CardSet, InputError, parse_cards};
+use gops_common::state::GameState;
+use gops_coordinator::query::{revealed_game, run_status, state_value};
+use gops_coordinator::store::Store;
+use serde_json::json;
+
+use crate::args::{StateArgs, StatusArgs, StrategyArgs};
+use crate::failure::Failure;
+use crate::output::{cards_json, strategy_line};
+
+pub fn status(args: StatusArgs) -> Result<(), Failure> {
+    let store = Store::open_existing(&args.db)?;
+    let status = run_status(&store)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&status).expect("status serialises"));
+        return Ok(());
+    }
+    println!(
+        "{}-card {} game in {}: {}",
+        status.n,
+        status.objective,
+        status.db,
+        if status.complete { "complete" } else { "incomplete" }
+    );
+    println!("{:>3} {:>7} {:>7} {:>14} {:>9}  checksum", "k", "slices", "done", "states", "max_gap");
+    for l in &status.layers {
+        println!(
+            "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
+            l.k,
+            l.slices,
+            l.done,
+            l.states,
+            l.max_gap.map_or("-".to_string(), |g| format!("{g:.1e}")),
+            l.checksum.as_deref().unwrap_or("-")
+        );
+    }
+    Ok(())
+}
+
+/// The db and the state the arguments name (full hands where a list is omitted).
+fn open_state(args: &StateArgs) -> Result<(Store, GameState), Failure> {
+    let store = Store::open_existing(&args.db)?;
+    let n = store.n();
+    let cards = |text: &Option<String>, what: &str| -> Result<CardSet, InputError> {
+        match text {
+            Some(t) => parse_cards(t, n, what),
+            None => Ok(CardSet::full(n)),
+        }
+    };
+    let state = GameState::new(
+        n,
+        cards(&args.a, "--a")?,
+        cards(&args.b, "--b")?,
+        cards(&args.prizes, "--prizes")?,
+        args.diff,
+    )?;
+    Ok((store, state))
+}
+
+fn state_json(store: &Store, state: &GameState, value: f64) -> serde_json::Value {
+    json!({
+        "n": state.n,
+        "objective": store.objective().name(),
+        "a": cards_json(state.a),
+        "b": cards_json(state.b),
+        "prizes": cards_json(state.prizes),
+        "diff": state.diff,
+        "value": value,
+    })
+}
+
+pub fn value(args: StateArgs) -> Result<(), Failure> {
+    let (store, state) = open_state(&args)?;
+    let value = state_value(&store, &state)?;
+    if args.json {
+        println!("{}", state_json(&store, &state, value));
+    } else {
+        println!(
+            "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {value}",
+            state.a,
+            state.b,
+            state.prizes,
+            state.diff,
+            store.objective()
+        );
+    }
+    Ok(())
+}
+
+pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
+    let (store, state) = open_state(&args.state)?;
+    let upcard = u8::try_from(args.upcard)
+        .ok()
+        .filter(|&c| state.prizes.contains(c))
+        .ok_or(InputError::UpcardNotInPrizes {
+            upcard: args.upcard,
+            prizes: state.prizes,
+        })?;
+    let game = revealed_game(&store, &state, upcard)?;
+    if args.state.json {
+        let mut object = state_json(&store, &state, game.value);
+        object["upcard"] = json!(upcard);
+        object["strategy_a"] = json!(game.strategy_a);
+        object["strategy_b"] = json!(game.strategy_b);
+        object["gap"] = json!(game.gap);
+        println!("{object}");
+    } else {
+        println!(
+            "a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}), upcard {upcard}",
+            state.a,
+            state.b,
+            state.prizes,
+            state.diff,
+            store.objective()
+        );
+        println!("value for A after the reveal: {}", game.value);
+        println!("A bids  {}", strategy_line(state.a, &game.strategy_a));
+        println!("B bids  {}", strategy_line(state.b, &game.strategy_b));
+        println!("certificate gap: {:.1e}", game.gap);
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! `gops solve`: solve a game into a db on this machine, with a progress bar, Ctrl-C to
+//! stop (a second run resumes), and a summary with the first-move strategies at the end.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use gops_common::cards::validate_n;
+use gops_common::state::GameState;
+use gops_coordinator::query::{revealed_game, state_value};
+use gops_coordinator::solve::{SolveOutcome, SolveSummary, StopSignal, solve};
+use gops_coordinator::store::Store;
+use gops_worker::ShardSolver;
+use tracing::warn;
+
+use crate::args::SolveArgs;
+use crate::failure::Failure;
+use crate::output::{count, strategy_line};
+use crate::progress::BarObserver;
+
+pub fn run(args: SolveArgs) -> Result<(), Failure> {
+    let n = validate_n(args.n)?;
+    let threads = args.threads.map(usize::from).unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, |t| t.get())
+    });
+    let store = Store::open_or_create(&args.db, n, args.objective)?;
+    let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let stop = Arc::new(StopSignal {
+        after_slices: args.stop_after_slices,
+        ..StopSignal::default()
+    });
+    let on_signal = Arc::clone(&stop);
+    let installed = ctrlc::set_handler(move || {
+        if on_signal.flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130); // second Ctrl-C: the store is crash-safe
+        }
+        warn!("stopping after the current shard; press Ctrl-C again to stop at once");
+    });
+    if let Err(e) = installed {
+        warn!(error = %e, "no Ctrl-C handler; an interrupted solve still resumes");
+    }
+
+    let observer = BarObserver::new();
+    let outcome = solve(&store, &solver, &observer, &stop);
+    observer.finish();
+    match outcome? {
+        SolveOutcome::Interrupted { layer, slices_stored } => Err(Failure::Interrupted(format!(
+            "interrupted in layer {layer} with {slices_stored} of its slices stored in {}; run the same command again to resume",
+            args.db.display()
+        ))),
+        SolveOutcome::Complete(summary) => {
+            print_summary(&store, &summary, threads);
+            if !args.no_first_moves {
+                print_first_moves(&store)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
+    let seconds = summary.wall.as_secs_f64();
+    let rate = summary.games as f64 / seconds.max(1e-9);
+    println!(
+        "solved the {}-card {} game into {}",
+        store.n(),
+        store.objective(),
+        store.path().display()
+    );
+    println!(
+        "{} states, {} matrix games in this run ({} slices), {:.2} s wall, {} games/s on {threads} threads",
+        count(summary.states),
+        count(summary.games),
+        summary.slices,
+        seconds,
+        count(rate as u64)
+    );
+    println!("{:>3} {:>7} {:>14} {:>9}  checksum", "k", "slices", "states", "max_gap");
+    for l in &summary.layers {
+        println!(
+            "{:>3} {:>7} {:>14} {:>9.1e}  {}",
+            l.k, l.slices, l.states, l.max_gap, l.checksum
+        );
+    }
+}
+
+fn print_first_moves(store: &Store) -> Result<(), Failure> {
+    let start = GameState::initial(store.n());
+    let value = state_value(store, &start)?;
+    println!("value of the game for A: {value}");
+    println!("A's optimal first bid for each upcard (card:probability; B's is the same):");
+    for upcard in start.prizes.iter() {
+        let game = revealed_game(store, &start, upcard)?;
+        println!("  upcard {upcard:>2}: {}", strategy_line(start.a, &game.strategy_a));
+    }
+    Ok(())
+}
