@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use gops_common::Objective;
 
 #[derive(Parser)]
-#[command(name = "gops", version, about = "Exact solver of Goofspiel (the Game Of Pure Strategy)")]
+#[command(
+    name = "gops",
+    version,
+    about = "Exact solver of Goofspiel (the Game Of Pure Strategy)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

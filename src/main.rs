@@ -14,7 +14,22 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // one line, like every other input error: what comes before the usage hint
+            let text = e.render().to_string();
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{}", message.join(" "));
+            std::process::exit(2);
+        }
+    };
     progress::init_logging(&cli.log);
     let result = match cli.command {
         Command::Solve(args) => solve_cmd::run(args),

@@ -82,7 +82,10 @@ impl SolveObserver for BarObserver {
     fn plan(&self, layers: &[(LayerSize, usize)]) {
         let mut per_layer = self.layer_games.lock().unwrap();
         *per_layer = layers.iter().map(|(s, _)| s.games_per_slice()).collect();
-        let total: u64 = layers.iter().map(|(s, _)| s.games_per_slice() * s.slices as u64).sum();
+        let total: u64 = layers
+            .iter()
+            .map(|(s, _)| s.games_per_slice() * s.slices as u64)
+            .sum();
         let done: u64 = layers
             .iter()
             .map(|(s, stored)| s.games_per_slice() * *stored as u64)
@@ -99,7 +102,8 @@ impl SolveObserver for BarObserver {
     fn shard_done(&self, k: u8, slices: usize, games: u64) {
         let per_slice = self.layer_games.lock().unwrap()[k as usize - 1];
         self.bar.inc(per_slice * slices as u64);
-        self.bar.set_message(format!("{} games", crate::output::count(games)));
+        self.bar
+            .set_message(format!("{} games", crate::output::count(games)));
     }
 
     fn layer_done(&self, _record: &LayerRecord) {}

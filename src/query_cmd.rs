@@ -14,7 +14,10 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let store = Store::open_existing(&args.db)?;
     let status = run_status(&store)?;
     if args.json {
-        println!("{}", serde_json::to_string(&status).expect("status serialises"));
+        println!(
+            "{}",
+            serde_json::to_string(&status).expect("status serialises")
+        );
         return Ok(());
     }
     println!(
@@ -22,9 +25,16 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
         status.n,
         status.objective,
         status.db,
-        if status.complete { "complete" } else { "incomplete" }
+        if status.complete {
+            "complete"
+        } else {
+            "incomplete"
+        }
     );
-    println!("{:>3} {:>7} {:>7} {:>14} {:>9}  checksum", "k", "slices", "done", "states", "max_gap");
+    println!(
+        "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
+        "k", "slices", "done", "states", "max_gap"
+    );
     for l in &status.layers {
         println!(
             "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
@@ -39,24 +49,44 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The db and the state the arguments name (full hands where a list is omitted).
-fn open_state(args: &StateArgs) -> Result<(Store, GameState), Failure> {
-    let store = Store::open_existing(&args.db)?;
-    let n = store.n();
+/// The db and the state the arguments name (full hands where a list is omitted). The
+/// input is checked against the db's manifest file before the database is opened, so bad
+/// input leaves every byte of the db as it was.
+/// `check` validates whatever else the command takes against the state.
+fn open_state<T>(
+    args: &StateArgs,
+    check: impl Fn(&GameState) -> Result<T, InputError>,
+) -> Result<(Store, GameState, T), Failure> {
+    let (state, checked) = match Store::peek_manifest(&args.db)? {
+        Some(manifest) => {
+            let state = parse_state(args, manifest.n)?;
+            let checked = check(&state)?;
+            (state, checked)
+        }
+        None => {
+            let store = Store::open_existing(&args.db)?;
+            let state = parse_state(args, store.n())?;
+            let checked = check(&state)?;
+            return Ok((store, state, checked));
+        }
+    };
+    Ok((Store::open_existing(&args.db)?, state, checked))
+}
+
+fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {
     let cards = |text: &Option<String>, what: &str| -> Result<CardSet, InputError> {
         match text {
             Some(t) => parse_cards(t, n, what),
             None => Ok(CardSet::full(n)),
         }
     };
-    let state = GameState::new(
+    GameState::new(
         n,
         cards(&args.a, "--a")?,
         cards(&args.b, "--b")?,
         cards(&args.prizes, "--prizes")?,
         args.diff,
-    )?;
-    Ok((store, state))
+    )
 }
 
 fn state_json(store: &Store, state: &GameState, value: f64) -> serde_json::Value {
@@ -72,7 +102,7 @@ fn state_json(store: &Store, state: &GameState, value: f64) -> serde_json::Value
 }
 
 pub fn value(args: StateArgs) -> Result<(), Failure> {
-    let (store, state) = open_state(&args)?;
+    let (store, state, ()) = open_state(&args, |_| Ok(()))?;
     let value = state_value(&store, &state)?;
     if args.json {
         println!("{}", state_json(&store, &state, value));
@@ -90,14 +120,15 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
 }
 
 pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
-    let (store, state) = open_state(&args.state)?;
-    let upcard = u8::try_from(args.upcard)
-        .ok()
-        .filter(|&c| state.prizes.contains(c))
-        .ok_or(InputError::UpcardNotInPrizes {
-            upcard: args.upcard,
-            prizes: state.prizes,
-        })?;
+    let (store, state, upcard) = open_state(&args.state, |state| {
+        u8::try_from(args.upcard)
+            .ok()
+            .filter(|&c| state.prizes.contains(c))
+            .ok_or(InputError::UpcardNotInPrizes {
+                upcard: args.upcard,
+                prizes: state.prizes,
+            })
+    })?;
     let game = revealed_game(&store, &state, upcard)?;
     if args.state.json {
         let mut object = state_json(&store, &state, game.value);

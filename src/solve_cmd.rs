@@ -19,9 +19,10 @@ use crate::progress::BarObserver;
 
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
-    let threads = args.threads.map(usize::from).unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |t| t.get())
-    });
+    let threads = args
+        .threads
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
     let stop = Arc::new(StopSignal {
@@ -43,7 +44,10 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let outcome = solve(&store, &solver, &observer, &stop);
     observer.finish();
     match outcome? {
-        SolveOutcome::Interrupted { layer, slices_stored } => Err(Failure::Interrupted(format!(
+        SolveOutcome::Interrupted {
+            layer,
+            slices_stored,
+        } => Err(Failure::Interrupted(format!(
             "interrupted in layer {layer} with {slices_stored} of its slices stored in {}; run the same command again to resume",
             args.db.display()
         ))),
@@ -74,7 +78,10 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         seconds,
         count(rate as u64)
     );
-    println!("{:>3} {:>7} {:>14} {:>9}  checksum", "k", "slices", "states", "max_gap");
+    println!(
+        "{:>3} {:>7} {:>14} {:>9}  checksum",
+        "k", "slices", "states", "max_gap"
+    );
     for l in &summary.layers {
         println!(
             "{:>3} {:>7} {:>14} {:>9.1e}  {}",
@@ -90,7 +97,10 @@ fn print_first_moves(store: &Store) -> Result<(), Failure> {
     println!("A's optimal first bid for each upcard (card:probability; B's is the same):");
     for upcard in start.prizes.iter() {
         let game = revealed_game(store, &start, upcard)?;
-        println!("  upcard {upcard:>2}: {}", strategy_line(start.a, &game.strategy_a));
+        println!(
+            "  upcard {upcard:>2}: {}",
+            strategy_line(start.a, &game.strategy_a)
+        );
     }
     Ok(())
 }

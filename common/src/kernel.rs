@@ -16,12 +16,17 @@
 /// The largest number of strategies per player.
 pub const MAX_STRATEGIES: usize = 16;
 
+/// Simplex solutions whose gap exceeds this times the scale are polished.
+const POLISH_BELOW: f64 = 1e-13;
+
 /// A game is certified when its gap is at most this times `max(1, max |M|)`.
 pub const GAP_TOLERANCE: f64 = 1e-9;
 
 const STRIDE: usize = MAX_STRATEGIES + 1;
 /// Entries of the rescaled tableau within this of zero count as zero.
 const PIVOT_EPS: f64 = 1e-11;
+/// How far below zero a basic variable may drift in the ratio test (Harris).
+const FEASIBILITY_TOL: f64 = 1e-12;
 /// Labels at or above this are B's strategies (tableau columns at the start).
 const B_LABEL: u8 = MAX_STRATEGIES as u8;
 
@@ -199,7 +204,85 @@ impl GameSolver {
             };
         }
         self.read_strategies();
-        self.certify(m)
+        let outcome = self.certify(m);
+        let scale = lo.abs().max((lo + range).abs()).max(1.0);
+        if outcome.gap <= POLISH_BELOW * scale {
+            return outcome;
+        }
+        let (raw_x, raw_y) = (self.x, self.y);
+        if self.polish(m) {
+            let polished = self.certify(m);
+            if polished.gap < outcome.gap {
+                return polished;
+            }
+        }
+        self.x = raw_x;
+        self.y = raw_y;
+        outcome
+    }
+
+    /// Recomputes both strategies from the final basis on the original matrix: with I the
+    /// rows whose constraints are tight (A's support) and J the basic columns (B's
+    /// support), |I| = |J| = r, solve `M[I,J] y_J = v 1, sum y = 1` and
+    /// `x_I^T M[I,J] = v 1^T, sum x = 1` by Gaussian elimination with partial pivoting.
+    /// This discards the error the pivots accumulated. Returns false, leaving the
+    /// strategies unspecified, when the basis system is singular or infeasible.
+    fn polish(&mut self, m: &[f64]) -> bool {
+        let (rows, cols) = (self.rows, self.cols);
+        let mut support_a = [0usize; MAX_STRATEGIES];
+        let mut support_b = [0usize; MAX_STRATEGIES];
+        let mut r = 0;
+        for &label in &self.col_label[..cols] {
+            if label < B_LABEL {
+                support_a[r] = label as usize;
+                r += 1;
+            }
+        }
+        let mut rb = 0;
+        for &label in &self.row_label[..rows] {
+            if label >= B_LABEL {
+                support_b[rb] = (label - B_LABEL) as usize;
+                rb += 1;
+            }
+        }
+        if r != rb || r == 0 {
+            return false;
+        }
+        let (support_a, support_b) = (&support_a[..r], &support_b[..r]);
+        let mut solution = [0.0; MAX_STRATEGIES + 1];
+        // B: for each i in I, sum_j M[i][j] y_j - v = 0
+        if !solve_equalising(
+            r,
+            |row, col| m[support_a[row] * cols + support_b[col]],
+            &mut solution,
+        ) {
+            return false;
+        }
+        self.y[..cols].fill(0.0);
+        for (col, &j) in support_b.iter().enumerate() {
+            self.y[j] = solution[col];
+        }
+        // A: for each j in J, sum_i x_i M[i][j] - v = 0
+        if !solve_equalising(
+            r,
+            |row, col| m[support_a[col] * cols + support_b[row]],
+            &mut solution,
+        ) {
+            return false;
+        }
+        self.x[..rows].fill(0.0);
+        for (row, &i) in support_a.iter().enumerate() {
+            self.x[i] = solution[row];
+        }
+        let feasible = |p: &[f64]| p.iter().all(|&v| v >= -1e-9);
+        if !feasible(&self.x[..rows]) || !feasible(&self.y[..cols]) {
+            return false;
+        }
+        self.x[..rows].iter_mut().for_each(|v| *v = v.max(0.0));
+        self.y[..cols].iter_mut().for_each(|v| *v = v.max(0.0));
+        normalise(&mut self.x[..rows]);
+        normalise(&mut self.y[..cols]);
+        true
     }
 
     fn entering_column(&self, rule: PivotRule) -> Option<usize> {
@@ -219,29 +302,36 @@ impl GameSolver {
         best
     }
 
+    /// Harris's two-pass ratio test: the largest step that keeps every basic variable
+    /// above `-FEASIBILITY_TOL`, then, among the rows that block within that step, the
+    /// one with the largest pivot entry (Dantzig) or the smallest label (Bland). Taking
+    /// the largest entry among near-ties keeps tiny pivots, which wreck degenerate
+    /// games (GOPS games often have equal rows and columns), out of the tableau.
     fn leaving_row(&self, q: usize, rule: PivotRule) -> Option<usize> {
         let cols = self.cols;
-        let mut best: Option<(usize, f64)> = None;
+        let column = |i: usize| self.tableau[i * STRIDE + q];
+        let rhs = |i: usize| self.tableau[i * STRIDE + cols];
+        let mut max_step = f64::INFINITY;
         for i in 0..self.rows {
-            let a = self.tableau[i * STRIDE + q];
-            if a <= PIVOT_EPS {
+            let a = column(i);
+            if a > PIVOT_EPS {
+                max_step = max_step.min((rhs(i) + FEASIBILITY_TOL) / a);
+            }
+        }
+        let mut best: Option<usize> = None;
+        for i in 0..self.rows {
+            let a = column(i);
+            if a <= PIVOT_EPS || rhs(i) / a > max_step {
                 continue;
             }
-            let ratio = self.tableau[i * STRIDE + cols] / a;
-            best = match best {
-                None => Some((i, ratio)),
-                Some((_, r)) if ratio < r => Some((i, ratio)),
-                Some((b, r))
-                    if ratio == r
-                        && rule == PivotRule::Bland
-                        && self.row_label[i] < self.row_label[b] =>
-                {
-                    Some((i, ratio))
-                }
-                keep => keep,
+            best = match (best, rule) {
+                (None, _) => Some(i),
+                (Some(b), PivotRule::Dantzig) if a > column(b) => Some(i),
+                (Some(b), PivotRule::Bland) if self.row_label[i] < self.row_label[b] => Some(i),
+                (keep, _) => keep,
             };
         }
-        best.map(|(i, _)| i)
+        best
     }
 
     fn pivot(&mut self, p: usize, q: usize) {
@@ -269,6 +359,11 @@ impl GameSolver {
             *v *= inv;
         }
         pivot_row[q] = inv;
+        // the ratio test may step up to FEASIBILITY_TOL past zero: keep the basis feasible
+        for i in 0..self.rows {
+            let rhs = &mut self.tableau[i * STRIDE + self.cols];
+            *rhs = rhs.max(0.0);
+        }
         std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
     }
 
@@ -326,6 +421,54 @@ pub fn certificate_bounds(m: &[f64], rows: usize, cols: usize, x: &[f64], y: &[f
         lower = lower.min(v);
     }
     (lower, upper)
+}
+
+/// Solves the (r+1) x (r+1) system `sum_c a(row, c) p_c - v = 0` for each row < r,
+/// `sum_c p_c = 1`, writing p into `out[..r]`. Partial pivoting; false if singular.
+fn solve_equalising(r: usize, a: impl Fn(usize, usize) -> f64, out: &mut [f64]) -> bool {
+    const W: usize = MAX_STRATEGIES + 2;
+    let size = r + 1;
+    let mut sys = [[0.0f64; W]; MAX_STRATEGIES + 1];
+    let mut scale = 0.0f64;
+    for (row, eq) in sys.iter_mut().enumerate().take(r) {
+        for (col, e) in eq.iter_mut().enumerate().take(r) {
+            *e = a(row, col);
+            scale = scale.max(e.abs());
+        }
+        eq[r] = -1.0;
+    }
+    sys[r][..r].fill(1.0);
+    sys[r][size] = 1.0;
+    let tiny = 1e-13 * scale.max(1.0);
+    for col in 0..size {
+        let pivot = (col..size)
+            .max_by(|&x, &y| sys[x][col].abs().total_cmp(&sys[y][col].abs()))
+            .expect("non-empty range");
+        if sys[pivot][col].abs() <= tiny {
+            return false;
+        }
+        sys.swap(col, pivot);
+        let (upper, lower) = sys.split_at_mut(col + 1);
+        let pivot_row = &upper[col];
+        for row in lower.iter_mut().take(size - col - 1) {
+            let f = row[col] / pivot_row[col];
+            if f != 0.0 {
+                for (r, p) in row[col..=size].iter_mut().zip(&pivot_row[col..=size]) {
+                    *r -= f * p;
+                }
+            }
+        }
+    }
+    let mut unknowns = [0.0f64; MAX_STRATEGIES + 1];
+    for row in (0..size).rev() {
+        let mut v = sys[row][size];
+        for c in row + 1..size {
+            v -= sys[row][c] * unknowns[c];
+        }
+        unknowns[row] = v / sys[row][row];
+    }
+    out[..r].copy_from_slice(&unknowns[..r]);
+    true
 }
 
 fn normalise(p: &mut [f64]) {
@@ -390,5 +533,89 @@ mod tests {
         let (o, x, _) = solve(&m, 2, 3);
         assert!((o.value - 0.5).abs() < 1e-14, "{o:?}");
         assert!((x[0] - 0.5).abs() < 1e-14);
+    }
+
+    /// N = 12, layer 5: three equal columns made the plain ratio test pivot on 1.9e-11
+    /// and the simplex ended with a gap of 0.84.
+    #[test]
+    fn regression_degenerate_equal_columns_tiny_pivot() {
+        let m = [
+            -29.798657718120808,
+            -34.0,
+            -26.879027421409646,
+            -26.879027421409646,
+            -26.879027421409646,
+            -19.798657718120808,
+            -34.0,
+            -26.953941801480482,
+            -26.953941801480482,
+            -26.953941801480482,
+            -19.798657718120808,
+            -34.0,
+            -26.953941801480482,
+            -26.953941801480482,
+            -26.953941801480482,
+            -21.86577181208053,
+            -24.0,
+            -29.09401492958626,
+            -29.09401492958626,
+            -29.09401492958626,
+            -23.93288590604027,
+            -14.0,
+            -31.233603278618823,
+            -31.233603278618823,
+            -31.233603278618823,
+        ];
+        let (o, _, _) = solve(&m, 5, 5);
+        assert_eq!(o.status, GameStatus::Solved);
+        assert!(o.gap < 1e-12, "{o:?}");
+        assert!((o.value - -28.152250796449422).abs() < 1e-12, "{o:?}");
+    }
+
+    /// N = 12, layer 6: nearly equal rows (differing by 6e-8) left the simplex with a
+    /// gap of 3e-9 before the basis polish.
+    #[test]
+    fn regression_near_equal_rows_need_polish() {
+        let m = [
+            -23.473421711216027,
+            -26.197359022906728,
+            -25.15887978987788,
+            -24.015004140866672,
+            -21.571828901000583,
+            -21.571828901000583,
+            -19.473421711216027,
+            -26.197359022906728,
+            -25.15887978987788,
+            -24.0150042035605,
+            -21.571828901000583,
+            -21.571828901000583,
+            -19.473421711216027,
+            -26.197359022906728,
+            -25.15887978987788,
+            -24.0150042035605,
+            -21.571828901000583,
+            -21.571828901000583,
+            -19.473421711216027,
+            -26.197359022906728,
+            -25.15887978987788,
+            -24.0150042035605,
+            -21.571828901000583,
+            -21.571828901000583,
+            -19.95756165262511,
+            -22.197359022906728,
+            -26.197359022906728,
+            -24.819643084243975,
+            -22.563476082470277,
+            -22.563476082470277,
+            -22.505988023952096,
+            -21.0,
+            -20.023668639053255,
+            -24.023668639053255,
+            -28.023668639053255,
+            -28.023668639053255,
+        ];
+        let (o, _, _) = solve(&m, 6, 6);
+        assert_eq!(o.status, GameStatus::Solved);
+        assert!(o.gap < 1e-12, "{o:?}");
     }
 }

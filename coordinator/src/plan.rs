@@ -26,7 +26,7 @@ impl LayerSize {
     pub fn of(n: u8, k: u8, objective: Objective) -> LayerSize {
         let patterns = PatternIndex::new(n, k).count() as u64;
         // exactly one pattern per layer is its own mirror: every card held by both
-        let canonical = (patterns + 1) / 2;
+        let canonical = patterns.div_ceil(2);
         let slices = prize_set_count(n, k);
         let widths: u64 = (0..slices as u32)
             .map(|rank| objective.slice_width(prize_unrank(rank, k)) as u64)
@@ -78,7 +78,11 @@ mod tests {
         }
         assert!(plan_shards(&[], 5, 3).is_empty());
         // a slice heavier than the target gets a shard of its own
-        assert!(plan_shards(&missing, u64::MAX, 1).iter().all(|s| s.len() == 1));
+        assert!(
+            plan_shards(&missing, u64::MAX, 1)
+                .iter()
+                .all(|s| s.len() == 1)
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@ pub enum QueryError {
     Input(#[from] InputError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("layer {k} ({k} cards left) is not solved yet in this database: run `gops solve` to finish it")]
+    #[error(
+        "layer {k} ({k} cards left) is not solved yet in this database: run `gops solve` to finish it"
+    )]
     NotSolved { k: u8 },
     #[error("the matrix game could not be certified (gap {gap:e})")]
     Uncertified { gap: f64 },
@@ -69,7 +71,11 @@ pub struct RevealedGame {
     pub gap: f64,
 }
 
-pub fn revealed_game(store: &Store, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
+pub fn revealed_game(
+    store: &Store,
+    state: &GameState,
+    upcard: u8,
+) -> Result<RevealedGame, QueryError> {
     let k = state.k();
     if k == 0 {
         return Err(InputError::NoPrizesLeft.into());

@@ -9,7 +9,7 @@ use gops_common::checksum::{LayerChecksum, slice_digest};
 use gops_common::engine::{LayerEngine, TERMINAL_SLICE};
 use gops_common::prizes::prize_rank;
 use gops_worker::{ShardSolver, WorkerError};
-use tracing::info;
+use tracing::{debug, info};
 
 use crate::plan::{LayerSize, plan_shards};
 use crate::store::{LayerRecord, Store, StoreError};
@@ -41,7 +41,10 @@ pub enum SolveError {
 pub enum SolveOutcome {
     Complete(SolveSummary),
     /// Stopped on request; what was stored stays, and a new solve resumes from it.
-    Interrupted { layer: u8, slices_stored: usize },
+    Interrupted {
+        layer: u8,
+        slices_stored: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,9 +119,9 @@ pub fn solve(
         let mut digests = vec![[0u8; 32]; size.slices];
         let mut max_gap = 0.0f64;
         for &rank in &stored {
-            let record = store
-                .slice(k, rank)?
-                .ok_or_else(|| StoreError::Corrupt(format!("slice {rank} of layer {k} vanished")))?;
+            let record = store.slice(k, rank)?.ok_or_else(|| {
+                StoreError::Corrupt(format!("slice {rank} of layer {k} vanished"))
+            })?;
             check_length(&engine, k, rank, record.values.len())?;
             max_gap = max_gap.max(record.max_gap);
             digests[rank as usize] = record.digest;
@@ -142,6 +145,12 @@ pub fn solve(
             let shard_games: u64 = solved.iter().map(|s| s.games).sum();
             games += shard_games;
             slices_this_run += solved.len();
+            debug!(
+                layer = k,
+                slices = solved.len(),
+                games = shard_games,
+                "shard stored"
+            );
             observer.shard_done(k, solved.len(), shard_games);
             for slice in solved {
                 max_gap = max_gap.max(slice.max_gap);
@@ -163,7 +172,12 @@ pub fn solve(
         info!(layer = k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
         observer.layer_done(&record);
         records.push(record);
-        below = Some(current.into_iter().map(|v| v.expect("every slice solved")).collect());
+        below = Some(
+            current
+                .into_iter()
+                .map(|v| v.expect("every slice solved"))
+                .collect(),
+        );
     }
     Ok(SolveOutcome::Complete(SolveSummary {
         states: records.iter().map(|r| r.states).sum(),
@@ -192,10 +206,11 @@ pub fn load_layer(store: &Store, k: u8) -> Result<Vec<Vec<f64>>, StoreError> {
     let count = gops_common::prizes::prize_set_count(store.n(), k);
     (0..count as u32)
         .map(|rank| {
-            store
-                .slice(k, rank)?
-                .map(|r| r.values)
-                .ok_or_else(|| StoreError::Corrupt(format!("layer {k} is marked complete but slice {rank} is missing")))
+            store.slice(k, rank)?.map(|r| r.values).ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "layer {k} is marked complete but slice {rank} is missing"
+                ))
+            })
         })
         .collect()
 }

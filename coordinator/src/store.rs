@@ -18,6 +18,9 @@ pub const FORMAT_VERSION: u32 = 1;
 const SLICE_RECORD_VERSION: u8 = 1;
 const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
 const MANIFEST_KEY: &[u8] = b"manifest";
+/// A copy of the manifest beside sled's files, so commands can validate their input
+/// against the game (N, objective) without opening, and so touching, the database.
+const MANIFEST_FILE: &str = "manifest.json";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -120,46 +123,69 @@ fn slice_key(k: u8, rank: u32) -> [u8; 5] {
 }
 
 impl Store {
+    /// The manifest of the db at `path`, read from its manifest file without opening
+    /// the database. `Ok(None)` when the directory has no manifest file yet.
+    pub fn peek_manifest(path: &Path) -> Result<Option<Manifest>, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        match std::fs::read(path.join(MANIFEST_FILE)) {
+            Ok(bytes) => Self::decode_manifest(&bytes).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::Io(format!(
+                "{}: {e}",
+                path.join(MANIFEST_FILE).display()
+            ))),
+        }
+    }
+
     /// Opens the db at `path` for solving the `n`-card game, creating it if it does not
-    /// exist; refuses a db made for another game.
+    /// exist; refuses a db made for another game before opening it.
     pub fn open_or_create(path: &Path, n: u8, objective: Objective) -> Result<Store, StoreError> {
-        if path.exists() && !Self::looks_like_sled(path) && !Self::is_empty_dir(path) {
-            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        let want = Manifest {
+            format_version: FORMAT_VERSION,
+            n,
+            objective: objective.name().to_string(),
+            created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
+        };
+        if path.exists() {
+            if let Some(found) = Self::peek_manifest(path)? {
+                Self::check_same_game(path, &found, &want)?;
+            } else if !Self::looks_like_sled(path) && !Self::is_empty_dir(path) {
+                return Err(StoreError::NotADatabase(path.to_path_buf()));
+            }
         }
         let db = Self::open_sled(path)?;
         let meta = db.open_tree("meta").map_err(io)?;
         let manifest = match meta.get(MANIFEST_KEY).map_err(io)? {
             Some(bytes) => Self::decode_manifest(&bytes)?,
             None => {
-                let manifest = Manifest {
-                    format_version: FORMAT_VERSION,
-                    n,
-                    objective: objective.name().to_string(),
-                    created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
-                };
-                let bytes = serde_json::to_vec(&manifest).expect("manifest serialises");
+                let bytes = serde_json::to_vec(&want).expect("manifest serialises");
                 meta.insert(MANIFEST_KEY, bytes).map_err(io)?;
                 db.flush().map_err(io)?;
-                manifest
+                want.clone()
             }
         };
-        if manifest.n != n || manifest.objective != objective.name() {
+        Self::check_same_game(path, &manifest, &want)?;
+        Self::finish_open(path, db, manifest)
+    }
+
+    fn check_same_game(path: &Path, found: &Manifest, want: &Manifest) -> Result<(), StoreError> {
+        if found.n != want.n || found.objective != want.objective {
             return Err(StoreError::Mismatch {
                 path: path.to_path_buf(),
-                n: manifest.n,
-                objective: manifest.objective,
-                want_n: n,
-                want_objective: objective.name().to_string(),
+                n: found.n,
+                objective: found.objective.clone(),
+                want_n: want.n,
+                want_objective: want.objective.clone(),
             });
         }
-        Self::finish_open(path, db, manifest)
+        Ok(())
     }
 
     /// Opens an existing db, whatever game it holds.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing(path.to_path_buf()));
-        }
+        let file_manifest = Self::peek_manifest(path)?;
         if !Self::looks_like_sled(path) {
             return Err(StoreError::NotADatabase(path.to_path_buf()));
         }
@@ -169,6 +195,14 @@ impl Store {
             return Err(StoreError::NotADatabase(path.to_path_buf()));
         };
         let manifest = Self::decode_manifest(&bytes)?;
+        if let Some(file) = file_manifest
+            && (file.n != manifest.n || file.objective != manifest.objective)
+        {
+            return Err(StoreError::Corrupt(format!(
+                "{MANIFEST_FILE} says {}-card {}, the database says {}-card {}",
+                file.n, file.objective, manifest.n, manifest.objective
+            )));
+        }
         Self::finish_open(path, db, manifest)
     }
 
@@ -177,7 +211,9 @@ impl Store {
     }
 
     fn is_empty_dir(path: &Path) -> bool {
-        path.read_dir().map(|mut d| d.next().is_none()).unwrap_or(false)
+        path.read_dir()
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(false)
     }
 
     fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
@@ -211,7 +247,17 @@ impl Store {
         Ok(manifest)
     }
 
+    /// Completes an open: the trees, and the manifest file if it is missing (a new db,
+    /// or one whose creation was cut short).
     fn finish_open(path: &Path, db: sled::Db, manifest: Manifest) -> Result<Store, StoreError> {
+        let file = path.join(MANIFEST_FILE);
+        if !file.exists() {
+            let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
+            let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+            std::fs::write(&tmp, bytes)
+                .and_then(|_| std::fs::rename(&tmp, &file))
+                .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))?;
+        }
         Ok(Store {
             path: path.to_path_buf(),
             slices: db.open_tree("slices").map_err(io)?,
@@ -367,10 +413,16 @@ mod tests {
             assert_eq!(record.games, 3);
             assert!(store.layer(2).unwrap().is_none());
         }
-        let err = Store::open_or_create(&path, 6, Objective::Points).err().unwrap();
+        let err = Store::open_or_create(&path, 6, Objective::Points)
+            .err()
+            .unwrap();
         assert!(matches!(err, StoreError::Mismatch { n: 5, .. }), "{err}");
-        let err = Store::open_or_create(&path, 5, Objective::Win).err().unwrap();
+        let err = Store::open_or_create(&path, 5, Objective::Win)
+            .err()
+            .unwrap();
         assert!(err.is_usage(), "{err}");
+        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
+        assert_eq!((peeked.n, peeked.objective.as_str()), (5, "points"));
         let store = Store::open_existing(&path).unwrap();
         assert_eq!((store.n(), store.objective()), (5, Objective::Points));
         assert_eq!(store.slice(2, 3).unwrap().unwrap().values, vec![0.25]);

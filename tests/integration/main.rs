@@ -1,0 +1,6 @@
+//! Integration tests of the `gops` binary and its store, one module per concern.
+
+mod bad_input;
+mod reference;
+mod resume;
+mod support;
