@@ -10,53 +10,19 @@ use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::objective::Objective;
 use crate::prizes::prize_unrank;
-
-/// A read-only view of one stored slice: the values of one prize set's canonical
-/// patterns, `width` score differences each (`-diff_range..=diff_range`).
-#[derive(Clone, Copy)]
-pub struct SliceView<'a> {
-    pub values: &'a [f64],
-    pub diff_range: i32,
-}
-
-impl<'a> SliceView<'a> {
-    pub fn new(objective: Objective, prizes: CardSet, values: &'a [f64]) -> Self {
-        SliceView {
-            values,
-            diff_range: objective.diff_range(prizes),
-        }
-    }
-
-    /// The value of the (possibly mirrored) pattern at score difference `d`, using
-    /// antisymmetry `V(A,B,C,d) = -V(B,A,C,-d)` and the exact ±1 beyond the live range.
-    #[inline]
-    pub fn value(&self, at: Oriented, d: i32) -> f64 {
-        let (sign, d) = if at.is_mirrored() {
-            (-1.0, -d)
-        } else {
-            (1.0, d)
-        };
-        let v = if d > self.diff_range {
-            1.0
-        } else if d < -self.diff_range {
-            -1.0
-        } else {
-            let width = 2 * self.diff_range as usize + 1;
-            self.values[at.canonical() * width + (d + self.diff_range) as usize]
-        };
-        sign * v
-    }
-}
+use crate::slice::Slice;
 
 /// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
-/// for `win`, ±1 at any other d through [`SliceView::value`]).
-pub const TERMINAL_SLICE: [f64; 1] = [0.0];
+/// for `win`, ±1 at any other d through [`Slice::value`]).
+pub fn terminal_slice() -> Slice {
+    Slice::dense(0, vec![0.0])
+}
 
 /// A computed slice with its certificate maximum.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolvedSlice {
     pub prize_rank: u32,
-    pub values: Vec<f64>,
+    pub slice: Slice,
     /// The largest certificate gap of the slice's matrix games.
     pub max_gap: f64,
     /// Matrix games solved.
@@ -76,11 +42,15 @@ pub enum EngineError {
         d: i32,
         gap: f64,
     },
-    #[error("dependency slice of prizes {{{prizes}}} has {got} values, expected {want}")]
+    #[error(
+        "dependency slice of prizes {{{prizes}}} covers {got} patterns and d range {got_range}, expected {want} and {want_range}"
+    )]
     BadDependency {
         prizes: CardSet,
         got: usize,
         want: usize,
+        got_range: i32,
+        want_range: i32,
     },
 }
 
@@ -114,75 +84,78 @@ impl LayerEngine {
         self.layout.k
     }
 
-    /// Number of values in the slice of `prizes` of this layer.
-    pub fn slice_len(&self, prizes: CardSet) -> usize {
-        self.layout.canonical_count() * self.objective.slice_width(prizes)
-    }
-
-    /// Number of values in a slice of the layer below.
-    pub fn dependency_len(&self, prizes: CardSet) -> usize {
-        self.below.canonical_count() * self.objective.slice_width(prizes)
-    }
-
     /// The prize sets of layer `k - 1` that the slice of `prizes` reads, by upcard.
     pub fn dependencies(prizes: CardSet) -> impl Iterator<Item = (u8, CardSet)> {
         prizes.iter().map(move |c| (c, prizes.without(c)))
     }
 
-    /// Computes the slice of prize-set rank `prize_rank`. `dependency` gives the values
-    /// of a slice of layer `k - 1` (for k = 1, [`TERMINAL_SLICE`]). Runs on the current
-    /// rayon pool.
+    /// Computes the slice of prize-set rank `prize_rank`. `dependency` gives the slices
+    /// of layer `k - 1` (for k = 1, [`terminal_slice`]). Runs on the current rayon pool.
     pub fn solve_slice<'d>(
         &self,
         prize_rank: u32,
-        dependency: &(dyn Fn(CardSet) -> &'d [f64] + Sync),
+        dependency: &(dyn Fn(CardSet) -> &'d Slice + Sync),
     ) -> Result<SolvedSlice, EngineError> {
         let k = self.layout.k;
         let prizes = prize_unrank(prize_rank, k);
-        let mut views: Vec<(u8, SliceView<'d>)> = Vec::with_capacity(k as usize);
+        let mut views: Vec<(u8, &'d Slice)> = Vec::with_capacity(k as usize);
         for (upcard, rest) in Self::dependencies(prizes) {
-            let values = dependency(rest);
-            let want = self.dependency_len(rest);
-            if values.len() != want {
+            let slice = dependency(rest);
+            let (want, want_range) = (
+                self.below.canonical_count(),
+                self.objective.diff_range(rest),
+            );
+            if slice.patterns() != want || slice.diff_range != want_range {
                 return Err(EngineError::BadDependency {
                     prizes: rest,
-                    got: values.len(),
+                    got: slice.patterns(),
                     want,
+                    got_range: slice.diff_range,
+                    want_range,
                 });
             }
-            views.push((upcard, SliceView::new(self.objective, rest, values)));
+            views.push((upcard, slice));
         }
         let width = self.objective.slice_width(prizes);
         let diff_range = self.objective.diff_range(prizes);
-        let mut values = vec![0.0; self.slice_len(prizes)];
-        let (max_gap, games) = values
+        let mut dense = vec![0.0; self.layout.canonical_count() * width];
+        let (max_gap, games) = dense
             .par_chunks_mut(PATTERNS_PER_TASK * width)
             .enumerate()
             .map_init(GameSolver::new, |solver, (task, out)| {
-                let first = task * PATTERNS_PER_TASK;
                 let mut max_gap = 0.0f64;
                 let mut games = 0u64;
-                for (offset, pattern_values) in out.chunks_exact_mut(width).enumerate() {
-                    let p = first + offset;
+                for (offset, values) in out.chunks_exact_mut(width).enumerate() {
+                    let p = task * PATTERNS_PER_TASK + offset;
                     let pattern = self.layout.canonical[p];
-                    if self.objective == Objective::Points && pattern == pattern.swapped() {
-                        pattern_values[0] = 0.0; // a symmetric game is fair
-                        continue;
+                    let symmetric = pattern == pattern.swapped();
+                    // a symmetric pattern is a fair game: W(P,C,d) = -W(P,C,-d), V = 0
+                    let first_d = if symmetric { 1 } else { -diff_range };
+                    if symmetric {
+                        values[diff_range as usize] = 0.0;
                     }
-                    for (slot, value) in pattern_values.iter_mut().enumerate() {
-                        let d = slot as i32 - diff_range;
+                    for d in first_d..=diff_range {
                         let (v, gap, n) = self.solve_state(solver, p, d, &views, prizes)?;
-                        *value = v;
+                        values[(d + diff_range) as usize] = v;
                         max_gap = max_gap.max(gap);
                         games += n;
+                    }
+                    if symmetric {
+                        for d in 1..=diff_range {
+                            values[(diff_range - d) as usize] = -values[(diff_range + d) as usize];
+                        }
                     }
                 }
                 Ok((max_gap, games))
             })
             .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))?;
+        let slice = match self.objective {
+            Objective::Points => Slice::dense(diff_range, dense),
+            Objective::Win => Slice::windowed(diff_range, &dense),
+        };
         Ok(SolvedSlice {
             prize_rank,
-            values,
+            slice,
             max_gap,
             games,
         })
@@ -195,7 +168,7 @@ impl LayerEngine {
         solver: &mut GameSolver,
         p: usize,
         d: i32,
-        views: &[(u8, SliceView<'_>)],
+        views: &[(u8, &Slice)],
         prizes: CardSet,
     ) -> Result<(f64, f64, u64), EngineError> {
         let k = self.layout.k as usize;
@@ -204,7 +177,7 @@ impl LayerEngine {
         let mut total = 0.0;
         let mut max_gap = 0.0f64;
         for &(upcard, view) in views {
-            self.fill_matrix(matrix, p, d, upcard, &view);
+            self.fill_matrix(matrix, p, d, upcard, view);
             let outcome = solver.solve(matrix, k, k);
             if outcome.status == GameStatus::Uncertified {
                 return Err(EngineError::Uncertified {
@@ -224,14 +197,7 @@ impl LayerEngine {
 
     /// The payoff matrix of canonical pattern `p` at score difference `d` once `upcard`
     /// is revealed.
-    pub fn fill_matrix(
-        &self,
-        matrix: &mut [f64],
-        p: usize,
-        d: i32,
-        upcard: u8,
-        below: &SliceView<'_>,
-    ) {
+    pub fn fill_matrix(&self, matrix: &mut [f64], p: usize, d: i32, upcard: u8, below: &Slice) {
         let (children, signs) = self.children.of(p);
         fill_matrix(self.objective, matrix, children, signs, d, upcard, below);
     }
@@ -247,7 +213,7 @@ pub fn fill_matrix(
     signs: &[i8],
     d: i32,
     upcard: u8,
-    below: &SliceView<'_>,
+    below: &Slice,
 ) {
     let c = i32::from(upcard);
     match objective {

@@ -8,6 +8,7 @@
 //! - [`objective`]: `points` and `win`, and the score-difference range each stores.
 //! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
 //! - [`kernel`]: the certified matrix-game solver, the hot path.
+//! - [`slice`]: a prize set's values, dense or windowed over score differences.
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
 //! - [`state`]: concrete states and where their values are stored.
 //! - [`checksum`]: slice digests and layer checksums.
@@ -22,6 +23,7 @@ pub mod layout;
 pub mod objective;
 pub mod pattern;
 pub mod prizes;
+pub mod slice;
 pub mod solution;
 pub mod state;
 

@@ -2,17 +2,18 @@
 //! benchmarks on small N. The production driver (coordinator crate) computes the same
 //! slices through the same [`LayerEngine`], but shards them and keeps them in the store.
 
-use crate::engine::{EngineError, LayerEngine, TERMINAL_SLICE};
+use crate::engine::{EngineError, LayerEngine, terminal_slice};
 use crate::layout::LayerLayout;
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_set_count};
+use crate::slice::Slice;
 use crate::state::GameState;
 
 pub struct InMemorySolution {
     pub n: u8,
     pub objective: Objective,
     /// `layers[k][prize_rank]`: slice values; layer 0 is the terminal slice.
-    pub layers: Vec<Vec<Vec<f64>>>,
+    pub layers: Vec<Vec<Slice>>,
     pub layouts: Vec<LayerLayout>,
     /// Largest certificate gap per layer.
     pub max_gaps: Vec<f64>,
@@ -22,21 +23,21 @@ pub struct InMemorySolution {
 impl InMemorySolution {
     /// Solves every layer on the current rayon pool.
     pub fn solve(n: u8, objective: Objective) -> Result<InMemorySolution, EngineError> {
-        let mut layers = vec![vec![TERMINAL_SLICE.to_vec()]];
+        let mut layers = vec![vec![terminal_slice()]];
         let mut layouts = vec![LayerLayout::new(n, 0)];
         let mut max_gaps = vec![0.0];
         let mut games = 0;
         for k in 1..=n {
             let engine = LayerEngine::new(n, k, objective);
             let below = &layers[k as usize - 1];
-            let dependency = |prizes| below[prize_rank(prizes) as usize].as_slice();
+            let dependency = |prizes| &below[prize_rank(prizes) as usize];
             let mut slices = Vec::with_capacity(prize_set_count(n, k));
             let mut max_gap = 0.0f64;
             for rank in 0..prize_set_count(n, k) as u32 {
                 let solved = engine.solve_slice(rank, &dependency)?;
                 max_gap = max_gap.max(solved.max_gap);
                 games += solved.games;
-                slices.push(solved.values);
+                slices.push(solved.slice);
             }
             layers.push(slices);
             layouts.push(engine.layout);

@@ -2,11 +2,12 @@
 //! the canonical store: layer, prize-set rank, canonical pattern and orientation.
 
 use crate::cards::{CardSet, InputError};
-use crate::engine::{SliceView, fill_matrix};
+use crate::engine::fill_matrix;
 use crate::layout::{LayerLayout, Oriented};
 use crate::objective::Objective;
 use crate::pattern::Pattern;
 use crate::prizes::prize_rank;
+use crate::slice::Slice;
 
 /// A concrete state: the two remaining hands, the remaining prizes and A's score minus
 /// B's so far.
@@ -98,9 +99,8 @@ impl GameState {
     }
 
     /// The state's value, read from its own slice.
-    pub fn value_in(&self, objective: Objective, layout: &LayerLayout, slice: &[f64]) -> f64 {
-        let view = SliceView::new(objective, self.prizes, slice);
-        view.value(self.locate(layout), self.effective_diff(objective))
+    pub fn value_in(&self, objective: Objective, layout: &LayerLayout, slice: &Slice) -> f64 {
+        slice.value(self.locate(layout), self.effective_diff(objective))
     }
 
     /// The payoff matrix (row-major, `k x k`, rows = A's cards ascending, columns = B's)
@@ -111,7 +111,7 @@ impl GameState {
         objective: Objective,
         upcard: u8,
         below: &LayerLayout,
-        below_slice: &[f64],
+        below_slice: &Slice,
     ) -> Result<Vec<f64>, InputError> {
         if !self.prizes.contains(upcard) {
             return Err(InputError::UpcardNotInPrizes {
@@ -131,7 +131,6 @@ impl GameState {
         }
         let k = self.k() as usize;
         let mut matrix = vec![0.0; k * k];
-        let view = SliceView::new(objective, self.prizes.without(upcard), below_slice);
         fill_matrix(
             objective,
             &mut matrix,
@@ -139,7 +138,7 @@ impl GameState {
             &signs,
             self.effective_diff(objective),
             upcard,
-            &view,
+            below_slice,
         );
         Ok(matrix)
     }

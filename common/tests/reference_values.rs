@@ -151,3 +151,23 @@ fn layer_values_match_prize_rank_lookup() {
     );
     assert_eq!(solution.value(&s.swapped_roles()), -solution.value(&s));
 }
+
+#[test]
+fn win_n5_fixture_states() {
+    let fixtures = read_fixture_states("win_n5.jsonl");
+    assert_eq!(fixtures.len(), 500);
+    let solution = InMemorySolution::solve(5, Objective::Win).unwrap();
+    for f in &fixtures {
+        assert_eq!((f.n, f.objective.as_str()), (5, "win"));
+        let got = solution.value(&state(5, &f.a, &f.b, &f.c, f.d));
+        assert!(
+            (got - f.value).abs() <= TOLERANCE,
+            "a={:?} b={:?} c={:?} d={}: {got} vs {}",
+            f.a,
+            f.b,
+            f.c,
+            f.d,
+            f.value
+        );
+    }
+}

@@ -3,11 +3,12 @@
 //! DESIGN §4), and the run's status.
 
 use gops_common::cards::InputError;
-use gops_common::engine::TERMINAL_SLICE;
+use gops_common::engine::terminal_slice;
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::layout::LayerLayout;
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
 use gops_common::state::GameState;
 use serde::Serialize;
 
@@ -39,14 +40,14 @@ impl QueryError {
 }
 
 /// The slice of `prizes` in layer `k`, if that layer is complete.
-fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Vec<f64>, QueryError> {
+fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryError> {
     if k == 0 {
-        return Ok(TERMINAL_SLICE.to_vec());
+        return Ok(terminal_slice());
     }
     if store.layer(k)?.is_none() {
         return Err(QueryError::NotSolved { k });
     }
-    store.slice(k, rank)?.map(|r| r.values).ok_or_else(|| {
+    store.slice(k, rank)?.map(|r| r.slice).ok_or_else(|| {
         StoreError::Corrupt(format!("layer {k} is complete but slice {rank} is missing")).into()
     })
 }

@@ -5,9 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use gops_common::checksum::{LayerChecksum, slice_digest};
-use gops_common::engine::{LayerEngine, TERMINAL_SLICE};
+use gops_common::checksum::LayerChecksum;
+use gops_common::engine::{LayerEngine, terminal_slice};
 use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
 use gops_worker::{ShardSolver, WorkerError};
 use tracing::{debug, info};
 
@@ -88,7 +89,7 @@ pub fn solve(
     }
     observer.plan(&plan);
 
-    let mut below: Option<Vec<Vec<f64>>> = Some(vec![TERMINAL_SLICE.to_vec()]);
+    let mut below: Option<Vec<Slice>> = Some(vec![terminal_slice()]);
     let mut records = Vec::new();
     let mut games = 0u64;
     let mut slices_this_run = 0usize;
@@ -113,19 +114,18 @@ pub fn solve(
             "layer started"
         );
         let engine = LayerEngine::new(n, k, objective);
-        let dependency = |prizes| below_values[prize_rank(prizes) as usize].as_slice();
+        let dependency = |prizes| &below_values[prize_rank(prizes) as usize];
 
-        let mut current: Vec<Option<Vec<f64>>> = vec![None; size.slices];
+        let mut current: Vec<Option<Slice>> = vec![None; size.slices];
         let mut digests = vec![[0u8; 32]; size.slices];
         let mut max_gap = 0.0f64;
         for &rank in &stored {
             let record = store.slice(k, rank)?.ok_or_else(|| {
                 StoreError::Corrupt(format!("slice {rank} of layer {k} vanished"))
             })?;
-            check_length(&engine, k, rank, record.values.len())?;
             max_gap = max_gap.max(record.max_gap);
             digests[rank as usize] = record.digest;
-            current[rank as usize] = Some(record.values);
+            current[rank as usize] = Some(record.slice);
         }
         let missing: Vec<u32> = (0..size.slices as u32)
             .filter(|&r| current[r as usize].is_none())
@@ -154,8 +154,8 @@ pub fn solve(
             observer.shard_done(k, solved.len(), shard_games);
             for slice in solved {
                 max_gap = max_gap.max(slice.max_gap);
-                digests[slice.prize_rank as usize] = slice_digest(&slice.values);
-                current[slice.prize_rank as usize] = Some(slice.values);
+                digests[slice.prize_rank as usize] = slice.slice.digest();
+                current[slice.prize_rank as usize] = Some(slice.slice);
             }
         }
         let mut checksum = LayerChecksum::new();
@@ -188,25 +188,15 @@ pub fn solve(
     }))
 }
 
-fn check_length(engine: &LayerEngine, k: u8, rank: u32, got: usize) -> Result<(), StoreError> {
-    let want = engine.slice_len(gops_common::prizes::prize_unrank(rank, k));
-    if got != want {
-        return Err(StoreError::Corrupt(format!(
-            "slice {rank} of layer {k} has {got} values, expected {want}"
-        )));
-    }
-    Ok(())
-}
-
 /// All slices of a complete layer, in prize-rank order (layer 0 is the terminal slice).
-pub fn load_layer(store: &Store, k: u8) -> Result<Vec<Vec<f64>>, StoreError> {
+pub fn load_layer(store: &Store, k: u8) -> Result<Vec<Slice>, StoreError> {
     if k == 0 {
-        return Ok(vec![TERMINAL_SLICE.to_vec()]);
+        return Ok(vec![terminal_slice()]);
     }
     let count = gops_common::prizes::prize_set_count(store.n(), k);
     (0..count as u32)
         .map(|rank| {
-            store.slice(k, rank)?.map(|r| r.values).ok_or_else(|| {
+            store.slice(k, rank)?.map(|r| r.slice).ok_or_else(|| {
                 StoreError::Corrupt(format!(
                     "layer {k} is marked complete but slice {rank} is missing"
                 ))

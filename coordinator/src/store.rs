@@ -8,9 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use gops_common::checksum::slice_digest;
+use gops_common::checksum::{Digest, digest_bytes};
 use gops_common::engine::SolvedSlice;
 use gops_common::objective::Objective;
+use gops_common::pattern::PatternIndex;
+use gops_common::prizes::prize_unrank;
+use gops_common::slice::Slice;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the byte layout of any record changes.
@@ -56,10 +59,10 @@ pub struct LayerRecord {
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SliceRecord {
-    pub values: Vec<f64>,
+    pub slice: Slice,
     pub max_gap: f64,
     pub games: u64,
-    pub digest: [u8; 32],
+    pub digest: Digest,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -288,7 +291,7 @@ impl Store {
     pub fn put_slices(&self, k: u8, slices: &[SolvedSlice]) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         for slice in slices {
-            batch.insert(&slice_key(k, slice.prize_rank), encode_slice(slice));
+            batch.insert(&slice_key(k, slice.prize_rank), encode_record(slice));
         }
         self.slices.apply_batch(batch).map_err(io)
     }
@@ -297,7 +300,8 @@ impl Store {
     pub fn slice(&self, k: u8, rank: u32) -> Result<Option<SliceRecord>, StoreError> {
         match self.slices.get(slice_key(k, rank)).map_err(io)? {
             None => Ok(None),
-            Some(bytes) => decode_slice(&bytes)
+            Some(bytes) => self
+                .decode_record(k, rank, &bytes)
                 .map(Some)
                 .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}"))),
         }
@@ -347,41 +351,52 @@ impl Store {
     }
 }
 
-fn encode_slice(slice: &SolvedSlice) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(SLICE_HEADER + 8 * slice.values.len());
+fn encode_record(solved: &SolvedSlice) -> Vec<u8> {
+    let body = solved.slice.encode();
+    let mut bytes = Vec::with_capacity(SLICE_HEADER + body.len());
     bytes.push(SLICE_RECORD_VERSION);
-    bytes.extend_from_slice(&slice.max_gap.to_le_bytes());
-    bytes.extend_from_slice(&slice.games.to_le_bytes());
-    bytes.extend_from_slice(&slice_digest(&slice.values));
-    for v in &slice.values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
+    bytes.extend_from_slice(&solved.max_gap.to_le_bytes());
+    bytes.extend_from_slice(&solved.games.to_le_bytes());
+    bytes.extend_from_slice(&digest_bytes(&body));
+    bytes.extend_from_slice(&body);
     bytes
 }
 
-fn decode_slice(bytes: &[u8]) -> Result<SliceRecord, String> {
-    if bytes.len() < SLICE_HEADER || (bytes.len() - SLICE_HEADER) % 8 != 0 {
-        return Err(format!("record of {} bytes", bytes.len()));
+impl Store {
+    /// Decodes a slice record of layer `k`, rank `rank`: the shape (patterns, score
+    /// range, dense or windowed) follows from the game, the digest guards the bytes.
+    fn decode_record(&self, k: u8, rank: u32, bytes: &[u8]) -> Result<SliceRecord, String> {
+        if bytes.len() < SLICE_HEADER {
+            return Err(format!("record of {} bytes", bytes.len()));
+        }
+        if bytes[0] != SLICE_RECORD_VERSION {
+            return Err(format!("record version {}", bytes[0]));
+        }
+        if k == 0
+            || k > self.n()
+            || u64::from(rank) >= gops_common::binomial::binomial(self.n().into(), k.into())
+        {
+            return Err("no such slice in this game".into());
+        }
+        let max_gap = f64::from_le_bytes(bytes[1..9].try_into().expect("8 bytes"));
+        let games = u64::from_le_bytes(bytes[9..17].try_into().expect("8 bytes"));
+        let digest: Digest = bytes[17..49].try_into().expect("32 bytes");
+        let body = &bytes[SLICE_HEADER..];
+        if digest_bytes(body) != digest {
+            return Err("bytes do not match their digest".into());
+        }
+        let objective = self.objective();
+        let patterns = PatternIndex::new(self.n(), k).count().div_ceil(2);
+        let diff_range = objective.diff_range(prize_unrank(rank, k));
+        let slice = Slice::decode(body, diff_range, patterns, objective == Objective::Win)
+            .map_err(|e| e.to_string())?;
+        Ok(SliceRecord {
+            slice,
+            max_gap,
+            games,
+            digest,
+        })
     }
-    if bytes[0] != SLICE_RECORD_VERSION {
-        return Err(format!("record version {}", bytes[0]));
-    }
-    let max_gap = f64::from_le_bytes(bytes[1..9].try_into().unwrap());
-    let games = u64::from_le_bytes(bytes[9..17].try_into().unwrap());
-    let digest: [u8; 32] = bytes[17..49].try_into().unwrap();
-    let values: Vec<f64> = bytes[SLICE_HEADER..]
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    if slice_digest(&values) != digest {
-        return Err("values do not match their digest".into());
-    }
-    Ok(SliceRecord {
-        values,
-        max_gap,
-        games,
-        digest,
-    })
 }
 
 #[cfg(test)]
@@ -391,7 +406,7 @@ mod tests {
     fn solved(rank: u32, values: Vec<f64>) -> SolvedSlice {
         SolvedSlice {
             prize_rank: rank,
-            values,
+            slice: Slice::dense(0, values),
             max_gap: 1e-15,
             games: 3,
         }
@@ -402,16 +417,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         {
+            // layer 2 of the 5-card game has 13 patterns, 7 canonical
             let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+            let seven: Vec<f64> = (0..7).map(f64::from).collect();
             store
-                .put_slices(2, &[solved(7, vec![1.5, -2.0]), solved(3, vec![0.25])])
+                .put_slices(2, &[solved(7, seven.clone()), solved(3, vec![0.25; 7])])
                 .unwrap();
             assert_eq!(store.stored_ranks(2).unwrap(), vec![3, 7]);
             assert_eq!(store.stored_ranks(1).unwrap(), Vec::<u32>::new());
             let record = store.slice(2, 7).unwrap().unwrap();
-            assert_eq!(record.values, vec![1.5, -2.0]);
+            assert_eq!(record.slice.values, seven);
             assert_eq!(record.games, 3);
             assert!(store.layer(2).unwrap().is_none());
+            // a record of the wrong shape is damage, not data
+            store.put_slices(2, &[solved(4, vec![1.0; 6])]).unwrap();
+            assert!(matches!(store.slice(2, 4), Err(StoreError::Corrupt(_))));
         }
         let err = Store::open_or_create(&path, 6, Objective::Points)
             .err()
@@ -425,7 +445,10 @@ mod tests {
         assert_eq!((peeked.n, peeked.objective.as_str()), (5, "points"));
         let store = Store::open_existing(&path).unwrap();
         assert_eq!((store.n(), store.objective()), (5, Objective::Points));
-        assert_eq!(store.slice(2, 3).unwrap().unwrap().values, vec![0.25]);
+        assert_eq!(
+            store.slice(2, 3).unwrap().unwrap().slice.values,
+            vec![0.25; 7]
+        );
     }
 
     #[test]
@@ -448,15 +471,27 @@ mod tests {
     }
 
     #[test]
-    fn damaged_slice_is_reported_not_returned() {
-        assert!(decode_slice(&[1, 2, 3]).is_err());
-        let mut bytes = encode_slice(&solved(0, vec![1.0, 2.0]));
-        assert!(decode_slice(&bytes).is_ok());
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0x40;
+    fn damaged_record_is_reported_not_returned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_or_create(&dir.path().join("db"), 3, Objective::Points).unwrap();
+        // layer 1 of the 3-card game: 3 patterns, 2 canonical
+        let good = encode_record(&solved(0, vec![1.0, 2.0]));
+        assert!(store.decode_record(1, 0, &good).is_ok());
+        assert!(store.decode_record(1, 0, &good[..10]).is_err());
+        assert!(
+            store.decode_record(1, 3, &good).is_err(),
+            "rank out of range"
+        );
+        assert!(
+            store.decode_record(4, 0, &good).is_err(),
+            "layer out of range"
+        );
+        let mut flipped = good.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0x40;
         assert_eq!(
-            decode_slice(&bytes).unwrap_err(),
-            "values do not match their digest"
+            store.decode_record(1, 0, &flipped).unwrap_err(),
+            "bytes do not match their digest"
         );
     }
 }

@@ -4,6 +4,7 @@
 
 use gops_common::cards::CardSet;
 use gops_common::engine::{EngineError, LayerEngine, SolvedSlice};
+use gops_common::slice::Slice;
 use rayon::prelude::*;
 
 /// A pool of solver threads.
@@ -42,7 +43,7 @@ impl ShardSolver {
         &self,
         engine: &LayerEngine,
         prize_ranks: &[u32],
-        dependency: &(dyn Fn(CardSet) -> &'d [f64] + Sync),
+        dependency: &(dyn Fn(CardSet) -> &'d Slice + Sync),
     ) -> Result<Vec<SolvedSlice>, WorkerError> {
         self.pool.install(|| {
             prize_ranks

@@ -1,0 +1,262 @@
+//! A slice: the values of one prize set of one layer (DESIGN §3), the unit of storage and
+//! transfer. `points` slices are dense, one value per canonical pattern. `win` slices keep,
+//! per canonical pattern, only the window of score differences whose values are not the
+//! exact -1 below it or the exact +1 above it: lossless by construction, whatever the
+//! values, and small because most states are already decided.
+
+use crate::checksum::Digest;
+use crate::layout::Oriented;
+
+/// The stored window of one pattern, in slice-relative positions `d + diff_range`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Where the pattern's values start in [`Slice::values`].
+    pub start: u32,
+    /// Positions below `lo` have value exactly -1.
+    pub lo: u16,
+    /// Positions at or above `lo + len` have value exactly +1.
+    pub len: u16,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slice {
+    /// Values of live score differences: `-diff_range..=diff_range`.
+    pub diff_range: i32,
+    pub values: Vec<f64>,
+    /// `None` for dense slices (one value per canonical pattern and position).
+    pub windows: Option<Vec<Window>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SliceDecodeError {
+    #[error("slice bytes end early")]
+    Truncated,
+    #[error("slice has {got} bytes left over")]
+    Trailing { got: usize },
+    #[error("slice window of pattern {pattern} lies outside its {width} positions")]
+    BadWindow { pattern: usize, width: usize },
+}
+
+impl Slice {
+    /// A dense slice: `values.len()` is patterns x (2 diff_range + 1).
+    pub fn dense(diff_range: i32, values: Vec<f64>) -> Slice {
+        Slice {
+            diff_range,
+            values,
+            windows: None,
+        }
+    }
+
+    /// The windowed form of dense values, `width = 2 diff_range + 1` per pattern.
+    pub fn windowed(diff_range: i32, dense: &[f64]) -> Slice {
+        let width = 2 * diff_range as usize + 1;
+        let mut values = Vec::new();
+        let windows = dense
+            .chunks_exact(width)
+            .map(|pattern| {
+                let lo = pattern.iter().position(|&v| v != -1.0).unwrap_or(width);
+                let hi = pattern.iter().rposition(|&v| v != 1.0).map_or(0, |p| p + 1);
+                let len = hi.saturating_sub(lo);
+                let window = Window {
+                    start: values.len() as u32,
+                    lo: lo as u16,
+                    len: len as u16,
+                };
+                values.extend_from_slice(&pattern[lo..lo + len]);
+                window
+            })
+            .collect();
+        Slice {
+            diff_range,
+            values,
+            windows: Some(windows),
+        }
+    }
+
+    pub fn width(&self) -> usize {
+        2 * self.diff_range as usize + 1
+    }
+
+    /// Number of canonical patterns the slice covers.
+    pub fn patterns(&self) -> usize {
+        match &self.windows {
+            Some(w) => w.len(),
+            None => self.values.len() / self.width(),
+        }
+    }
+
+    /// The value of the (possibly mirrored) pattern at score difference `d`, using
+    /// antisymmetry `V(A,B,C,d) = -V(B,A,C,-d)` and the exact ±1 beyond the live range.
+    #[inline]
+    pub fn value(&self, at: Oriented, d: i32) -> f64 {
+        let (sign, d) = if at.is_mirrored() {
+            (-1.0, -d)
+        } else {
+            (1.0, d)
+        };
+        let v = if d > self.diff_range {
+            1.0
+        } else if d < -self.diff_range {
+            -1.0
+        } else {
+            let pos = (d + self.diff_range) as usize;
+            match &self.windows {
+                None => self.values[at.canonical() * self.width() + pos],
+                Some(windows) => {
+                    let w = windows[at.canonical()];
+                    let (lo, len) = (usize::from(w.lo), usize::from(w.len));
+                    if pos < lo {
+                        -1.0
+                    } else if pos >= lo + len {
+                        1.0
+                    } else {
+                        self.values[w.start as usize + pos - lo]
+                    }
+                }
+            }
+        };
+        sign * v
+    }
+
+    /// The slice's bytes: for windowed slices `lo` and `len` (u16 LE) per pattern, then
+    /// the values (f64 LE).
+    pub fn encode(&self) -> Vec<u8> {
+        let windows = self.windows.as_deref().unwrap_or(&[]);
+        let mut bytes = Vec::with_capacity(4 * windows.len() + 8 * self.values.len());
+        for w in windows {
+            bytes.extend_from_slice(&w.lo.to_le_bytes());
+            bytes.extend_from_slice(&w.len.to_le_bytes());
+        }
+        for v in &self.values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Decodes [`Slice::encode`]'s bytes for a slice of `patterns` canonical patterns.
+    pub fn decode(
+        bytes: &[u8],
+        diff_range: i32,
+        patterns: usize,
+        windowed: bool,
+    ) -> Result<Slice, SliceDecodeError> {
+        let width = 2 * diff_range as usize + 1;
+        let read_values = |b: &[u8], count: usize| -> Result<Vec<f64>, SliceDecodeError> {
+            if b.len() < 8 * count {
+                return Err(SliceDecodeError::Truncated);
+            }
+            if b.len() > 8 * count {
+                return Err(SliceDecodeError::Trailing {
+                    got: b.len() - 8 * count,
+                });
+            }
+            Ok(b.chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect())
+        };
+        if !windowed {
+            return Ok(Slice::dense(
+                diff_range,
+                read_values(bytes, patterns * width)?,
+            ));
+        }
+        let header = bytes
+            .get(..4 * patterns)
+            .ok_or(SliceDecodeError::Truncated)?;
+        let mut windows = Vec::with_capacity(patterns);
+        let mut start = 0usize;
+        for (pattern, h) in header.chunks_exact(4).enumerate() {
+            let lo = u16::from_le_bytes([h[0], h[1]]);
+            let len = u16::from_le_bytes([h[2], h[3]]);
+            if usize::from(lo) + usize::from(len) > width {
+                return Err(SliceDecodeError::BadWindow { pattern, width });
+            }
+            windows.push(Window {
+                start: start as u32,
+                lo,
+                len,
+            });
+            start += usize::from(len);
+        }
+        let values = read_values(&bytes[4 * patterns..], start)?;
+        Ok(Slice {
+            diff_range,
+            values,
+            windows: Some(windows),
+        })
+    }
+
+    /// The digest of the slice's encoding: equal slices, equal digests.
+    pub fn digest(&self) -> Digest {
+        crate::checksum::digest_bytes(&self.encode())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense_of(slice: &Slice, patterns: usize) -> Vec<f64> {
+        let r = slice.diff_range;
+        (0..patterns)
+            .flat_map(|p| (-r..=r).map(move |d| (p, d)))
+            .map(|(p, d)| slice.value(Oriented::new(p as u32, false), d))
+            .collect()
+    }
+
+    #[test]
+    fn windows_are_lossless_for_any_values() {
+        let cases: [&[f64]; 7] = [
+            &[-1.0, -1.0, -0.5, 0.0, 1.0],
+            &[-1.0, -1.0, -1.0, -1.0, -1.0],
+            &[1.0, 1.0, 1.0, 1.0, 1.0],
+            &[-1.0, -1.0, 1.0, 1.0, 1.0],
+            &[1.0, -1.0, 0.25, -1.0, 1.0], // not monotone: still exact
+            &[-0.0, 0.0, 0.5, 1.0, -1.0],
+            &[-0.9, -0.8, -0.7, -0.6, -0.5],
+        ];
+        for dense in cases {
+            let slice = Slice::windowed(2, dense);
+            assert_eq!(dense_of(&slice, 1), dense, "{slice:?}");
+            let decoded = Slice::decode(&slice.encode(), 2, 1, true).unwrap();
+            assert_eq!(decoded, slice);
+            for (d, &v) in (-2..=2).zip(dense.iter()) {
+                assert_eq!(slice.value(Oriented::new(0, true), -d), -v);
+            }
+            assert_eq!(slice.value(Oriented::new(0, false), 3), 1.0);
+            assert_eq!(slice.value(Oriented::new(0, false), -3), -1.0);
+        }
+        let two = [[-1.0, 0.5, 1.0], [-1.0, -1.0, -1.0]].concat();
+        let slice = Slice::windowed(1, &two);
+        assert_eq!(slice.values, vec![0.5]);
+        assert_eq!(dense_of(&slice, 2), two);
+    }
+
+    #[test]
+    fn decode_rejects_damaged_bytes() {
+        let slice = Slice::windowed(1, &[-1.0, 0.5, 1.0]);
+        let bytes = slice.encode();
+        assert_eq!(
+            Slice::decode(&bytes[..bytes.len() - 1], 1, 1, true),
+            Err(SliceDecodeError::Truncated)
+        );
+        let mut long = bytes.clone();
+        long.extend_from_slice(&[0; 8]);
+        assert_eq!(
+            Slice::decode(&long, 1, 1, true),
+            Err(SliceDecodeError::Trailing { got: 8 })
+        );
+        let mut bad = bytes.clone();
+        bad[0] = 3; // lo = 3 in a width of 3, len 1
+        assert!(matches!(
+            Slice::decode(&bad, 1, 1, true),
+            Err(SliceDecodeError::BadWindow { .. })
+        ));
+        let dense = Slice::dense(0, vec![1.5, -2.5]);
+        assert_eq!(Slice::decode(&dense.encode(), 0, 2, false).unwrap(), dense);
+        assert_eq!(
+            Slice::decode(&dense.encode(), 0, 3, false),
+            Err(SliceDecodeError::Truncated)
+        );
+    }
+}
