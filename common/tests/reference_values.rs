@@ -171,3 +171,71 @@ fn win_n5_fixture_states() {
         );
     }
 }
+
+#[test]
+fn hand_checked_win_value() {
+    let solution = InMemorySolution::solve(3, Objective::Win).unwrap();
+    let v = solution.value(&state(3, &[1, 3], &[2, 3], &[2, 3], 1));
+    assert!((v - (-1.0 / 3.0)).abs() < 1e-12, "{v}");
+    assert_eq!(solution.value(&GameState::initial(3)), 0.0);
+}
+
+#[test]
+fn win_agrees_with_brute_force_on_every_raw_state_and_diff_up_to_4_cards() {
+    for n in 1..=4u8 {
+        let solution = InMemorySolution::solve(n, Objective::Win).unwrap();
+        let mut brute = BruteForce::new(BruteObjective::Win);
+        let total = i32::from(n) * (i32::from(n) + 1) / 2;
+        let mut checked = 0;
+        for k in 0..=n as usize {
+            for &a in &subsets(n, k) {
+                for &b in &subsets(n, k) {
+                    for &c in &subsets(n, k) {
+                        for d in -total..=total {
+                            let want = brute.value(a, b, c, d);
+                            let s = GameState::new(n, CardSet(a), CardSet(b), CardSet(c), d.into())
+                                .unwrap();
+                            let got = solution.value(&s);
+                            assert!(
+                                (got - want).abs() <= TOLERANCE,
+                                "n={n} {s:?}: canonical {got} vs brute force {want}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+}
+
+#[test]
+fn win_first_moves_match_fixture() {
+    check_first_moves(Objective::Win, &[3, 4]);
+}
+
+/// W does not decrease as d grows, for every canonical state of the 6-card game.
+#[test]
+fn win_values_are_monotone_in_the_score_difference() {
+    let n = 6;
+    let solution = InMemorySolution::solve(n, Objective::Win).unwrap();
+    let mut pairs = 0;
+    for k in 1..=n as usize {
+        for slice in &solution.layers[k] {
+            for p in 0..slice.patterns() {
+                let at = gops_common::layout::Oriented::new(p as u32, false);
+                let range = slice.diff_range + 1;
+                for d in -range..range {
+                    let (lower, upper) = (slice.value(at, d), slice.value(at, d + 1));
+                    assert!(
+                        lower <= upper + 1e-12,
+                        "layer {k} pattern {p} d {d}: {lower} > {upper}"
+                    );
+                    pairs += 1;
+                }
+            }
+        }
+    }
+    assert!(pairs > 10_000);
+}

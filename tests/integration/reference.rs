@@ -181,3 +181,80 @@ fn human_readable_outputs() {
     ]);
     assert!(out.trim_end().ends_with(": -1.4"), "{out}");
 }
+
+#[test]
+fn win_n5_fixture_states_from_the_db_and_the_command_line() {
+    let (_dir, db) = temp_db();
+    solve(&db, 5, &["--objective", "win"]);
+    let text = std::fs::read_to_string(fixture("win_n5.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    {
+        let store = Store::open_existing(&db).unwrap();
+        for f in &lines {
+            let state = GameState::new(
+                5,
+                CardSet::from_cards(&cards(&f["a"])),
+                CardSet::from_cards(&cards(&f["b"])),
+                CardSet::from_cards(&cards(&f["c"])),
+                f["d"].as_i64().unwrap(),
+            )
+            .unwrap();
+            let got = state_value(&store, &state).unwrap();
+            assert!(
+                (got - f["value"].as_f64().unwrap()).abs() <= 1e-9,
+                "{f}: got {got}"
+            );
+        }
+    }
+    for f in lines.iter().step_by(60) {
+        let (a, b, c) = (
+            join(&cards(&f["a"])),
+            join(&cards(&f["b"])),
+            join(&cards(&f["c"])),
+        );
+        let d = f["d"].to_string();
+        let out = gops_ok(&[
+            "value",
+            "--db",
+            db.to_str().unwrap(),
+            "--a",
+            &a,
+            "--b",
+            &b,
+            "--prizes",
+            &c,
+            "--diff",
+            &d,
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (v["objective"].as_str(), &v["diff"]),
+            (Some("win"), &f["d"])
+        );
+        assert!((v["value"].as_f64().unwrap() - f["value"].as_f64().unwrap()).abs() <= 1e-9);
+    }
+    // a strategy at a non-zero score difference carries it in its JSON
+    let out = gops_ok(&[
+        "strategy",
+        "--db",
+        db.to_str().unwrap(),
+        "--a",
+        "1,3",
+        "--b",
+        "2,3",
+        "--prizes",
+        "2,3",
+        "--diff",
+        "1",
+        "--upcard",
+        "3",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["diff"], 1);
+    assert!(v["gap"].as_f64().unwrap() <= 1e-9);
+}
