@@ -4,8 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use gops_common::Objective;
 use gops_common::cards::validate_n;
 use gops_common::state::GameState;
+use gops_coordinator::plan::peak_memory_estimate;
 use gops_coordinator::query::{revealed_game, state_value};
 use gops_coordinator::solve::{SolveOutcome, SolveSummary, StopSignal, solve};
 use gops_coordinator::store::Store;
@@ -23,6 +25,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         .threads
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
+    check_memory(n, args.objective)?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
     let stop = Arc::new(StopSignal {
@@ -59,6 +62,37 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// Refuses a `points` solve whose two largest neighbouring layers cannot fit in the
+/// memory this machine has available (the kernel would kill it hours in); warns for
+/// `win`, whose estimate is an upper bound.
+fn check_memory(n: u8, objective: Objective) -> Result<(), Failure> {
+    let need = peak_memory_estimate(n, objective);
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    if need > available {
+        let message = format!(
+            "the {n}-card {objective} game needs about {:.1} GiB of memory on one machine; {:.1} GiB is available",
+            gib(need),
+            gib(available)
+        );
+        if objective == Objective::Points {
+            return Err(Failure::Usage(message));
+        }
+        warn!("{message} (an upper bound for win: the run may still fit)");
+    }
+    Ok(())
+}
+
+/// MemAvailable from /proc/meminfo, where there is one.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {

@@ -54,9 +54,21 @@ pub enum EngineError {
     },
 }
 
+/// How a `win` slice finds the score differences whose values are exactly ±1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffSearch {
+    /// Solve every score difference.
+    Exhaustive,
+    /// W is nondecreasing in d: find the last d with W = -1 and the first with W = +1 by
+    /// bisection, and solve only between them. Values of exactly ±1 are exact (they come
+    /// from pure saddle points), so the search is exact too.
+    Bisect,
+}
+
 /// Everything needed to compute slices of one layer: built once per layer.
 pub struct LayerEngine {
     pub objective: Objective,
+    pub diff_search: DiffSearch,
     pub layout: LayerLayout,
     pub below: LayerLayout,
     pub children: ChildTable,
@@ -74,6 +86,7 @@ impl LayerEngine {
         let children = ChildTable::new(&layout, &below);
         LayerEngine {
             objective,
+            diff_search: DiffSearch::Bisect,
             layout,
             below,
             children,
@@ -134,11 +147,22 @@ impl LayerEngine {
                     if symmetric {
                         values[diff_range as usize] = 0.0;
                     }
-                    for d in first_d..=diff_range {
+                    let range = &mut values[(first_d + diff_range) as usize..];
+                    let mut solve_at = |d: i32| -> Result<f64, EngineError> {
                         let (v, gap, n) = self.solve_state(solver, p, d, &views, prizes)?;
-                        values[(d + diff_range) as usize] = v;
                         max_gap = max_gap.max(gap);
                         games += n;
+                        Ok(v)
+                    };
+                    match (self.objective, self.diff_search) {
+                        (Objective::Win, DiffSearch::Bisect) => {
+                            bisect_window(range, first_d, &mut solve_at)?
+                        }
+                        _ => {
+                            for (slot, d) in range.iter_mut().zip(first_d..) {
+                                *slot = solve_at(d)?;
+                            }
+                        }
                     }
                     if symmetric {
                         for d in 1..=diff_range {
@@ -201,6 +225,52 @@ impl LayerEngine {
         let (children, signs) = self.children.of(p);
         fill_matrix(self.objective, matrix, children, signs, d, upcard, below);
     }
+}
+
+/// Fills `out[i]`, the value at score difference `first_d + i`, for a value that is
+/// nondecreasing in d with -1 and +1 as its floor and ceiling: bisection finds the first
+/// d above -1 and the last d below +1; only the d between them (and those the search
+/// probed) are solved.
+fn bisect_window(
+    out: &mut [f64],
+    first_d: i32,
+    solve_at: &mut dyn FnMut(i32) -> Result<f64, EngineError>,
+) -> Result<(), EngineError> {
+    out.fill(f64::NAN);
+    let mut value = |out: &mut [f64], i: usize| -> Result<f64, EngineError> {
+        if out[i].is_nan() {
+            out[i] = solve_at(first_d + i as i32)?;
+        }
+        Ok(out[i])
+    };
+    // lo: first index whose value is above -1 (out.len() if none)
+    let (mut a, mut b) = (0, out.len());
+    while a < b {
+        let m = a + (b - a) / 2;
+        if value(out, m)? > -1.0 {
+            b = m
+        } else {
+            a = m + 1
+        }
+    }
+    let lo = a;
+    // hi: one past the last index whose value is below +1, at least lo
+    let (mut a, mut b) = (lo, out.len());
+    while a < b {
+        let m = a + (b - a) / 2;
+        if value(out, m)? >= 1.0 {
+            b = m
+        } else {
+            a = m + 1
+        }
+    }
+    let hi = a;
+    out[..lo].fill(-1.0);
+    out[hi..].fill(1.0);
+    for i in lo..hi {
+        value(out, i)?;
+    }
+    Ok(())
 }
 
 /// The payoff matrix of a state at score difference `d` once `upcard` is revealed:

@@ -105,6 +105,15 @@ impl GameSolver {
         assert_eq!(m.len(), rows * cols);
         self.rows = rows;
         self.cols = cols;
+        if !m.iter().all(|v| v.is_finite()) {
+            self.x[..rows].fill(f64::NAN);
+            self.y[..cols].fill(f64::NAN);
+            return GameOutcome {
+                value: f64::NAN,
+                gap: f64::INFINITY,
+                status: GameStatus::Uncertified,
+            };
+        }
         if let Some(outcome) = self.try_saddle(m) {
             return outcome;
         }
@@ -114,11 +123,19 @@ impl GameSolver {
                 (lo.min(v), hi.max(v))
             });
         let scale = lo.abs().max(hi.abs()).max(1.0);
+        let certified = |o: &GameOutcome| o.value.is_finite() && o.gap <= GAP_TOLERANCE * scale;
         let mut outcome = self.simplex(m, lo, hi - lo, PivotRule::Dantzig);
-        if outcome.gap > GAP_TOLERANCE * scale {
-            outcome = self.simplex(m, lo, hi - lo, PivotRule::Bland);
+        if !certified(&outcome) {
+            let (dantzig_x, dantzig_y) = (self.x, self.y);
+            let bland = self.simplex(m, lo, hi - lo, PivotRule::Bland);
+            if bland.gap < outcome.gap || outcome.gap.is_nan() {
+                outcome = bland;
+            } else {
+                self.x = dantzig_x;
+                self.y = dantzig_y;
+            }
         }
-        if outcome.gap > GAP_TOLERANCE * scale {
+        if !certified(&outcome) {
             outcome.status = GameStatus::Uncertified;
         }
         outcome
@@ -400,7 +417,8 @@ impl GameSolver {
         );
         GameOutcome {
             value: 0.5 * (lower + upper),
-            gap: (upper - lower).max(0.0),
+            // NaN stays NaN (and uncertified); a rounding-negative gap is 0
+            gap: if upper < lower { 0.0 } else { upper - lower },
             status: GameStatus::Solved,
         }
     }
@@ -617,5 +635,14 @@ mod tests {
         let (o, _, _) = solve(&m, 6, 6);
         assert_eq!(o.status, GameStatus::Solved);
         assert!(o.gap < 1e-12, "{o:?}");
+    }
+
+    #[test]
+    fn non_finite_entries_are_never_certified() {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let (o, _, _) = solve(&[1.0, bad, -1.0, 0.5], 2, 2);
+            assert_eq!(o.status, GameStatus::Uncertified, "{bad}");
+            assert!(o.value.is_nan());
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! benchmarks on small N. The production driver (coordinator crate) computes the same
 //! slices through the same [`LayerEngine`], but shards them and keeps them in the store.
 
-use crate::engine::{EngineError, LayerEngine, terminal_slice};
+use crate::engine::{DiffSearch, EngineError, LayerEngine, terminal_slice};
 use crate::layout::LayerLayout;
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_set_count};
@@ -23,12 +23,22 @@ pub struct InMemorySolution {
 impl InMemorySolution {
     /// Solves every layer on the current rayon pool.
     pub fn solve(n: u8, objective: Objective) -> Result<InMemorySolution, EngineError> {
+        Self::solve_with(n, objective, DiffSearch::Bisect)
+    }
+
+    /// Solves every layer, choosing how `win` slices search their score differences.
+    pub fn solve_with(
+        n: u8,
+        objective: Objective,
+        diff_search: DiffSearch,
+    ) -> Result<InMemorySolution, EngineError> {
         let mut layers = vec![vec![terminal_slice()]];
         let mut layouts = vec![LayerLayout::new(n, 0)];
         let mut max_gaps = vec![0.0];
         let mut games = 0;
         for k in 1..=n {
-            let engine = LayerEngine::new(n, k, objective);
+            let mut engine = LayerEngine::new(n, k, objective);
+            engine.diff_search = diff_search;
             let below = &layers[k as usize - 1];
             let dependency = |prizes| &below[prize_rank(prizes) as usize];
             let mut slices = Vec::with_capacity(prize_set_count(n, k));

@@ -37,7 +37,7 @@ impl GameState {
             });
         }
         let max = i64::from(CardSet::full(n).sum());
-        if diff.abs() > max {
+        if diff.unsigned_abs() > max.unsigned_abs() {
             return Err(InputError::DiffOutOfRange { diff, max });
         }
         Ok(GameState {

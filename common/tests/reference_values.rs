@@ -239,3 +239,27 @@ fn win_values_are_monotone_in_the_score_difference() {
     }
     assert!(pairs > 10_000);
 }
+
+/// The bisection over score differences relies on monotonicity; solving every d gives
+/// bit-identical slices.
+#[test]
+fn win_bisection_matches_exhaustive_search_bit_for_bit() {
+    use gops_common::engine::DiffSearch;
+    for n in 1..=7u8 {
+        let bisect = InMemorySolution::solve_with(n, Objective::Win, DiffSearch::Bisect).unwrap();
+        let full = InMemorySolution::solve_with(n, Objective::Win, DiffSearch::Exhaustive).unwrap();
+        let bytes = |s: &InMemorySolution| -> Vec<Vec<Vec<u8>>> {
+            s.layers
+                .iter()
+                .map(|l| l.iter().map(|slice| slice.encode()).collect())
+                .collect()
+        };
+        assert_eq!(bytes(&bisect), bytes(&full), "n={n}");
+        assert!(
+            bisect.games < full.games || n < 3,
+            "n={n}: {} vs {}",
+            bisect.games,
+            full.games
+        );
+    }
+}

@@ -16,8 +16,8 @@ pub struct LayerSize {
     pub slices: usize,
     /// (pattern, prize set) states, both orientations.
     pub states: u64,
-    /// Values stored: canonical patterns x live score differences, over all slices.
-    pub stored_values: u64,
+    /// Values a dense layout would store: canonical patterns x live score differences.
+    pub dense_values: u64,
     /// Matrix games to solve for the whole layer (symmetric `points` states are free).
     pub games: u64,
 }
@@ -31,16 +31,21 @@ impl LayerSize {
         let widths: u64 = (0..slices as u32)
             .map(|rank| objective.slice_width(prize_unrank(rank, k)) as u64)
             .sum();
-        let solved_patterns = match objective {
-            Objective::Points => canonical - 1,
-            Objective::Win => canonical,
+        // the symmetric pattern is free for `points` and solved for d > 0 only for `win`
+        let symmetric_values: u64 = match objective {
+            Objective::Points => 0,
+            Objective::Win => (0..slices as u32)
+                .map(|rank| objective.diff_range(prize_unrank(rank, k)) as u64)
+                .sum(),
         };
+        let solved_values = (canonical - 1) * widths + symmetric_values;
         LayerSize {
             k,
             slices,
             states: patterns * slices as u64,
-            stored_values: canonical * widths,
-            games: solved_patterns * widths * u64::from(k),
+            dense_values: canonical * widths,
+            // an upper bound for `win`, whose bisection skips most decided differences
+            games: solved_values * u64::from(k),
         }
     }
 
@@ -48,6 +53,21 @@ impl LayerSize {
     pub fn games_per_slice(&self) -> u64 {
         (self.games / self.slices.max(1) as u64).max(1)
     }
+}
+
+/// Bytes the single-process solve holds at its peak: two neighbouring layers of values
+/// (dense: for `win` an upper bound, windows are far smaller) and the child table.
+pub fn peak_memory_estimate(n: u8, objective: Objective) -> u64 {
+    let sizes: Vec<LayerSize> = (1..=n).map(|k| LayerSize::of(n, k, objective)).collect();
+    let values = |i: usize| sizes.get(i).map_or(0, |s| 8 * s.dense_values);
+    (0..sizes.len())
+        .map(|i| {
+            let k = u64::from(sizes[i].k);
+            let canonical = sizes[i].states / sizes[i].slices as u64 / 2 + 1;
+            values(i) + if i > 0 { values(i - 1) } else { 0 } + canonical * k * k * 5
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Splits the prize ranks still to do into shards of consecutive ranks (colex order:
@@ -90,7 +110,7 @@ mod tests {
         let size = LayerSize::of(13, 8, Objective::Points);
         assert_eq!(size.slices, 1287);
         assert_eq!(size.states, 117_295 * 1287);
-        assert_eq!(size.stored_values, 58_648 * 1287);
+        assert_eq!(size.dense_values, 58_648 * 1287);
         assert_eq!(size.games, 58_647 * 1287 * 8);
     }
 }

@@ -117,7 +117,10 @@ pub struct LayerStatus {
     pub checksum: Option<String>,
     pub max_gap: Option<f64>,
     pub complete: bool,
-    pub stored_values: u64,
+    /// Set once the layer is complete: values stored (for `win`, only the windows).
+    pub stored_values: Option<u64>,
+    /// Values a dense layout would store.
+    pub dense_values: u64,
 }
 
 /// The run's status (DESIGN §6 `status --json`).
@@ -140,12 +143,16 @@ pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
         layers.push(LayerStatus {
             k,
             slices: size.slices,
-            done: store.stored_count(k)?,
+            done: match &record {
+                Some(r) => r.slices,
+                None => store.stored_count(k)?,
+            },
             states: size.states,
             complete: record.is_some(),
             checksum: record.as_ref().map(|r| r.checksum.clone()),
             max_gap: record.as_ref().map(|r| r.max_gap),
-            stored_values: size.stored_values,
+            stored_values: record.as_ref().map(|r| r.stored_values),
+            dense_values: size.dense_values,
         });
     }
     Ok(RunStatus {

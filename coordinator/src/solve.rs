@@ -119,12 +119,14 @@ pub fn solve(
         let mut current: Vec<Option<Slice>> = vec![None; size.slices];
         let mut digests = vec![[0u8; 32]; size.slices];
         let mut max_gap = 0.0f64;
+        let mut stored_values = 0u64;
         for &rank in &stored {
             let record = store.slice(k, rank)?.ok_or_else(|| {
                 StoreError::Corrupt(format!("slice {rank} of layer {k} vanished"))
             })?;
             max_gap = max_gap.max(record.max_gap);
             digests[rank as usize] = record.digest;
+            stored_values += record.slice.values.len() as u64;
             current[rank as usize] = Some(record.slice);
         }
         let missing: Vec<u32> = (0..size.slices as u32)
@@ -155,6 +157,7 @@ pub fn solve(
             for slice in solved {
                 max_gap = max_gap.max(slice.max_gap);
                 digests[slice.prize_rank as usize] = slice.slice.digest();
+                stored_values += slice.slice.values.len() as u64;
                 current[slice.prize_rank as usize] = Some(slice.slice);
             }
         }
@@ -164,7 +167,8 @@ pub fn solve(
             k,
             slices: size.slices,
             states: size.states,
-            stored_values: size.stored_values,
+            stored_values,
+            dense_values: size.dense_values,
             checksum: checksum.finish(),
             max_gap,
         };

@@ -17,7 +17,7 @@ use gops_common::slice::Slice;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the byte layout of any record changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const SLICE_RECORD_VERSION: u8 = 1;
 const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
 const MANIFEST_KEY: &[u8] = b"manifest";
@@ -48,8 +48,10 @@ pub struct LayerRecord {
     pub slices: usize,
     /// Canonical (pattern, prize set) states of the layer, both orientations.
     pub states: u64,
-    /// Values stored (one orientation, every live score difference).
+    /// Values stored (one orientation; for `win`, only the windows between ±1).
     pub stored_values: u64,
+    /// Values a dense layout would store (every live score difference).
+    pub dense_values: u64,
     /// Hex digest of the layer's values in prize-rank order.
     pub checksum: String,
     /// Largest certificate gap over the layer's matrix games.
@@ -132,6 +134,9 @@ impl Store {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
+        if !path.is_dir() {
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        }
         match std::fs::read(path.join(MANIFEST_FILE)) {
             Ok(bytes) => Self::decode_manifest(&bytes).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -159,6 +164,11 @@ impl Store {
             }
         }
         let db = Self::open_sled(path)?;
+        let fresh = db.tree_names().len() == 1 && db.is_empty();
+        if !fresh && !db.tree_names().iter().any(|name| name.as_ref() == b"meta") {
+            // a sled database of someone else's: leave it alone
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        }
         let meta = db.open_tree("meta").map_err(io)?;
         let manifest = match meta.get(MANIFEST_KEY).map_err(io)? {
             Some(bytes) => Self::decode_manifest(&bytes)?,
@@ -193,6 +203,9 @@ impl Store {
             return Err(StoreError::NotADatabase(path.to_path_buf()));
         }
         let db = Self::open_sled(path)?;
+        if !db.tree_names().iter().any(|name| name.as_ref() == b"meta") {
+            return Err(StoreError::NotADatabase(path.to_path_buf()));
+        }
         let meta = db.open_tree("meta").map_err(io)?;
         let Some(bytes) = meta.get(MANIFEST_KEY).map_err(io)? else {
             return Err(StoreError::NotADatabase(path.to_path_buf()));
@@ -286,14 +299,16 @@ impl Store {
         self.manifest.objective().expect("checked at open")
     }
 
-    /// Writes finished slices of layer `k` in one batch. A slice already stored is
+    /// Writes finished slices of layer `k` in one batch and flushes it, so a later run
+    /// resumes after them even if this process is killed. A slice already stored is
     /// overwritten with identical bytes (the engine is deterministic).
     pub fn put_slices(&self, k: u8, slices: &[SolvedSlice]) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         for slice in slices {
             batch.insert(&slice_key(k, slice.prize_rank), encode_record(slice));
         }
-        self.slices.apply_batch(batch).map_err(io)
+        self.slices.apply_batch(batch).map_err(io)?;
+        self.flush()
     }
 
     /// The stored slice of layer `k`, prize rank `rank`, checked against its digest.

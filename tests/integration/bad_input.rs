@@ -69,6 +69,7 @@ fn bad_cards_and_mismatched_games_leave_the_db_intact() {
     solve(&db, 4, &[]);
     let path = db.to_str().unwrap();
     let before = snapshot(&db);
+    let conf_file = format!("{path}/conf");
     let cases: &[(&[&str], &str)] = &[
         (
             &[
@@ -115,6 +116,18 @@ fn bad_cards_and_mismatched_games_leave_the_db_intact() {
         (
             &["value", "--db", path, "--diff", "11"],
             "score difference 11 is out of range",
+        ),
+        (
+            &["value", "--db", path, "--diff", "-9223372036854775808"],
+            "score difference -9223372036854775808 is out of range",
+        ),
+        (
+            &["value", "--db", path, "--diff", "99999999999999999999"],
+            "--diff",
+        ),
+        (
+            &["value", "--db", &conf_file, "--a", "1"],
+            "is not a gops database",
         ),
         (
             &[

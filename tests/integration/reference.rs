@@ -165,7 +165,7 @@ fn human_readable_outputs() {
     assert!(out.contains("upcard  3: 3:1.000000"), "{out}");
     let out = gops_ok(&["status", "--db", db.to_str().unwrap()]);
     assert!(
-        out.contains("3-card points game") && out.contains("complete"),
+        out.contains("3-card points game in") && out.contains(": complete"),
         "{out}"
     );
     let out = gops_ok(&[

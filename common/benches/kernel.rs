@@ -1,0 +1,120 @@
+//! Kernel benchmark: nanoseconds per matrix game by size k, on the games a solve really
+//! meets (sampled from the solved 9-card points game for k <= 9, GOPS-shaped synthetic
+//! games above), with the general LP crate microlp timed on the same games for the ratio.
+//! Run: `cargo bench -p gops-common --bench kernel`.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use gops_common::engine::LayerEngine;
+use gops_common::kernel::{GameSolver, GameStatus};
+use gops_common::objective::Objective;
+use gops_common::prizes::{prize_rank, prize_unrank};
+use gops_common::solution::InMemorySolution;
+use microlp::{ComparisonOp, OptimizationDirection, Problem};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+
+const GAMES_PER_SIZE: usize = 20_000;
+const LP_GAMES_PER_SIZE: usize = 300;
+
+/// Real games of layer k of the solved game: every canonical pattern, several prize sets.
+fn real_games(solution: &InMemorySolution, k: u8, rng: &mut StdRng) -> Vec<Vec<f64>> {
+    let engine = LayerEngine::new(solution.n, k, solution.objective);
+    let slices = solution.layers[k as usize].len();
+    let kk = k as usize;
+    let mut games = Vec::with_capacity(GAMES_PER_SIZE);
+    while games.len() < GAMES_PER_SIZE {
+        let prizes = prize_unrank(rng.random_range(0..slices as u32), k);
+        let upcard = prizes.iter().nth(rng.random_range(0..kk)).unwrap();
+        let below = &solution.layers[kk - 1][prize_rank(prizes.without(upcard)) as usize];
+        let p = rng.random_range(0..engine.layout.canonical_count());
+        let mut m = vec![0.0; kk * kk];
+        engine.fill_matrix(&mut m, p, 0, upcard, below);
+        games.push(m);
+    }
+    games
+}
+
+fn synthetic_games(k: usize, rng: &mut StdRng) -> Vec<Vec<f64>> {
+    (0..GAMES_PER_SIZE)
+        .map(|_| {
+            let hand = |rng: &mut StdRng| {
+                let mut c: Vec<i32> = sample(rng, 16, k).into_iter().map(|c| c as i32).collect();
+                c.sort();
+                c
+            };
+            let (a, b) = (hand(rng), hand(rng));
+            let prize = rng.random_range(1..=16);
+            a.iter()
+                .flat_map(|x| b.iter().map(move |y| (x - y).signum()))
+                .map(|s| f64::from(prize * s) + rng.random_range(-30.0..30.0))
+                .collect()
+        })
+        .collect()
+}
+
+fn lp_value(m: &[f64], k: usize) -> f64 {
+    let mut problem = Problem::new(OptimizationDirection::Maximize);
+    let x: Vec<_> = (0..k).map(|_| problem.add_var(0.0, (0.0, 1.0))).collect();
+    let v = problem.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY));
+    for j in 0..k {
+        let mut terms: Vec<_> = (0..k).map(|i| (x[i], m[i * k + j])).collect();
+        terms.push((v, -1.0));
+        problem.add_constraint(terms, ComparisonOp::Ge, 0.0);
+    }
+    problem.add_constraint(
+        x.iter().map(|&xi| (xi, 1.0)).collect::<Vec<_>>(),
+        ComparisonOp::Eq,
+        1.0,
+    );
+    match problem.solve() {
+        Ok(microlp::SolveOutcome::Solution(s)) => s.objective(),
+        _ => f64::NAN,
+    }
+}
+
+fn main() {
+    let mut rng = StdRng::seed_from_u64(42);
+    let started = Instant::now();
+    let solution = InMemorySolution::solve(9, Objective::Points).expect("9-card game solves");
+    eprintln!(
+        "solved the 9-card game for sample games in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:>3} {:>10} {:>8} {:>12} {:>12} {:>8}",
+        "k", "source", "saddle%", "kernel ns", "microlp ns", "ratio"
+    );
+    let mut solver = GameSolver::new();
+    for k in 1..=16usize {
+        let (games, source) = if k <= 9 {
+            (real_games(&solution, k as u8, &mut rng), "gops-9")
+        } else {
+            (synthetic_games(k, &mut rng), "synthetic")
+        };
+        // warm up, then time
+        for m in games.iter().take(1000) {
+            black_box(solver.solve(m, k, k));
+        }
+        let mut saddles = 0usize;
+        let started = Instant::now();
+        for m in &games {
+            let outcome = solver.solve(black_box(m), k, k);
+            saddles += usize::from(outcome.status == GameStatus::Saddle);
+            black_box(outcome);
+        }
+        let kernel_ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
+        let started = Instant::now();
+        for m in games.iter().take(LP_GAMES_PER_SIZE) {
+            black_box(lp_value(black_box(m), k));
+        }
+        let lp_ns = started.elapsed().as_nanos() as f64 / LP_GAMES_PER_SIZE as f64;
+        println!(
+            "{k:>3} {source:>10} {:>7.1}% {kernel_ns:>12.0} {lp_ns:>12.0} {:>7.0}x",
+            100.0 * saddles as f64 / games.len() as f64,
+            lp_ns / kernel_ns
+        );
+    }
+}
