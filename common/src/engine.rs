@@ -185,6 +185,33 @@ impl LayerEngine {
         })
     }
 
+    /// The value [`LayerEngine::solve_slice`] stores for canonical pattern `p` at score
+    /// difference `d` of the slice of `prize_rank`, recomputed on its own by the same
+    /// path (antisymmetry for symmetric patterns included), so it is bit-identical: a
+    /// coordinator re-solves a sample of a worker's states with this.
+    pub fn recompute_value<'d>(
+        &self,
+        solver: &mut GameSolver,
+        prize_rank: u32,
+        p: usize,
+        d: i32,
+        dependency: &(dyn Fn(CardSet) -> &'d Slice + Sync),
+    ) -> Result<f64, EngineError> {
+        let prizes = prize_unrank(prize_rank, self.layout.k);
+        let views: Vec<(u8, &Slice)> = Self::dependencies(prizes)
+            .map(|(upcard, rest)| (upcard, dependency(rest)))
+            .collect();
+        let pattern = self.layout.canonical[p];
+        if pattern == pattern.swapped() {
+            return Ok(match d.signum() {
+                0 => 0.0,
+                1 => self.solve_state(solver, p, d, &views, prizes)?.0,
+                _ => -self.solve_state(solver, p, -d, &views, prizes)?.0,
+            });
+        }
+        Ok(self.solve_state(solver, p, d, &views, prizes)?.0)
+    }
+
     /// The value of canonical pattern `p` at score difference `d`: the mean over upcards
     /// of the value of the matrix game after the reveal.
     fn solve_state(

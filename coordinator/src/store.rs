@@ -58,6 +58,16 @@ pub struct LayerRecord {
     pub max_gap: f64,
 }
 
+/// A stored slice as bytes, for serving to workers: its encoding and that encoding's
+/// digest (checked when read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceBytes {
+    pub body: Vec<u8>,
+    pub digest: Digest,
+    pub max_gap: f64,
+    pub games: u64,
+}
+
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SliceRecord {
@@ -322,6 +332,27 @@ impl Store {
         }
     }
 
+    /// The stored slice of layer `k`, rank `rank`, as checked bytes (not decoded).
+    pub fn slice_bytes(&self, k: u8, rank: u32) -> Result<Option<SliceBytes>, StoreError> {
+        let Some(bytes) = self.slices.get(slice_key(k, rank)).map_err(io)? else {
+            return Ok(None);
+        };
+        split_record(&bytes)
+            .map(Some)
+            .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}")))
+    }
+
+    /// Stores slices that arrive as bytes (from a worker), in one flushed batch. The
+    /// caller has validated them.
+    pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, SliceBytes)]) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for (rank, slice) in slices {
+            batch.insert(&slice_key(k, *rank), record_bytes(slice));
+        }
+        self.slices.apply_batch(batch).map_err(io)?;
+        self.flush()
+    }
+
     /// Prize ranks of layer `k` that have a stored slice, ascending.
     pub fn stored_ranks(&self, k: u8) -> Result<Vec<u32>, StoreError> {
         self.slices
@@ -368,48 +399,75 @@ impl Store {
 
 fn encode_record(solved: &SolvedSlice) -> Vec<u8> {
     let body = solved.slice.encode();
-    let mut bytes = Vec::with_capacity(SLICE_HEADER + body.len());
+    record_bytes(&SliceBytes {
+        digest: digest_bytes(&body),
+        body,
+        max_gap: solved.max_gap,
+        games: solved.games,
+    })
+}
+
+fn record_bytes(slice: &SliceBytes) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(SLICE_HEADER + slice.body.len());
     bytes.push(SLICE_RECORD_VERSION);
-    bytes.extend_from_slice(&solved.max_gap.to_le_bytes());
-    bytes.extend_from_slice(&solved.games.to_le_bytes());
-    bytes.extend_from_slice(&digest_bytes(&body));
-    bytes.extend_from_slice(&body);
+    bytes.extend_from_slice(&slice.max_gap.to_le_bytes());
+    bytes.extend_from_slice(&slice.games.to_le_bytes());
+    bytes.extend_from_slice(&slice.digest);
+    bytes.extend_from_slice(&slice.body);
     bytes
 }
 
+/// The parts of a record, with its digest checked.
+fn split_record(bytes: &[u8]) -> Result<SliceBytes, String> {
+    if bytes.len() < SLICE_HEADER {
+        return Err(format!("record of {} bytes", bytes.len()));
+    }
+    if bytes[0] != SLICE_RECORD_VERSION {
+        return Err(format!("record version {}", bytes[0]));
+    }
+    let body = bytes[SLICE_HEADER..].to_vec();
+    let digest: Digest = bytes[17..49].try_into().expect("32 bytes");
+    if digest_bytes(&body) != digest {
+        return Err("bytes do not match their digest".into());
+    }
+    Ok(SliceBytes {
+        body,
+        digest,
+        max_gap: f64::from_le_bytes(bytes[1..9].try_into().expect("8 bytes")),
+        games: u64::from_le_bytes(bytes[9..17].try_into().expect("8 bytes")),
+    })
+}
+
+/// Decodes the body of slice `rank` of layer `k` of the `n`-card game: the shape
+/// (patterns, score range, dense or windowed) follows from the game.
+pub fn decode_slice_body(
+    n: u8,
+    objective: Objective,
+    k: u8,
+    rank: u32,
+    body: &[u8],
+) -> Result<Slice, String> {
+    if k == 0 || k > n || u64::from(rank) >= gops_common::binomial::binomial(n.into(), k.into()) {
+        return Err(format!(
+            "layer {k} has no slice {rank} in the {n}-card game"
+        ));
+    }
+    let patterns = PatternIndex::new(n, k).count().div_ceil(2);
+    let diff_range = objective.diff_range(prize_unrank(rank, k));
+    Slice::decode(body, diff_range, patterns, objective == Objective::Win)
+        .map_err(|e| e.to_string())
+}
+
 impl Store {
-    /// Decodes a slice record of layer `k`, rank `rank`: the shape (patterns, score
-    /// range, dense or windowed) follows from the game, the digest guards the bytes.
+    /// Decodes a slice record of layer `k`, rank `rank`, its digest checked.
     fn decode_record(&self, k: u8, rank: u32, bytes: &[u8]) -> Result<SliceRecord, String> {
-        if bytes.len() < SLICE_HEADER {
-            return Err(format!("record of {} bytes", bytes.len()));
-        }
-        if bytes[0] != SLICE_RECORD_VERSION {
-            return Err(format!("record version {}", bytes[0]));
-        }
-        if k == 0
-            || k > self.n()
-            || u64::from(rank) >= gops_common::binomial::binomial(self.n().into(), k.into())
-        {
-            return Err("no such slice in this game".into());
-        }
-        let max_gap = f64::from_le_bytes(bytes[1..9].try_into().expect("8 bytes"));
-        let games = u64::from_le_bytes(bytes[9..17].try_into().expect("8 bytes"));
-        let digest: Digest = bytes[17..49].try_into().expect("32 bytes");
-        let body = &bytes[SLICE_HEADER..];
-        if digest_bytes(body) != digest {
-            return Err("bytes do not match their digest".into());
-        }
-        let objective = self.objective();
-        let patterns = PatternIndex::new(self.n(), k).count().div_ceil(2);
-        let diff_range = objective.diff_range(prize_unrank(rank, k));
-        let slice = Slice::decode(body, diff_range, patterns, objective == Objective::Win)
-            .map_err(|e| e.to_string())?;
+        let parts = split_record(bytes)?;
+        let slice = decode_slice_body(self.n(), self.objective(), k, rank, &parts.body)?;
         Ok(SliceRecord {
             slice,
-            max_gap,
-            games,
-            digest,
+            max_gap: parts.max_gap,
+            games: parts.games,
+            digest: parts.digest,
         })
     }
 }

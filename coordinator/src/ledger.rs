@@ -1,0 +1,472 @@
+//! The lease ledger of the open layer: which shards are pending, leased (to whom, until
+//! when) or done. A plain struct that takes `now` as an argument: no clock, no I/O, so
+//! every rule here is unit- and property-tested.
+//!
+//! Life cycle of a shard:
+//!
+//! ```text
+//!            assign                  every slice stored
+//! Pending ───────────▶ Leased ───────────────────────────▶ Done
+//!    ▲                  │ │ ▲                                 ▲
+//!    └──────────────────┘ │ └── assign (speculative copy, when │
+//!     last lease expired  │     nothing is pending)            │
+//!     or released         └────────────────────────────────────┘
+//!                          slices may also come from a lease that
+//!                          expired: the first valid result wins
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// What a worker gets when it asks for work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Assignment {
+    Shard {
+        lease_id: u64,
+        prize_ranks: Vec<u32>,
+    },
+    /// Every remaining shard is leased (and already has a speculative copy).
+    Wait,
+    /// Every shard of the layer is done.
+    LayerDone,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShardState {
+    Pending,
+    /// Leases currently out for this shard (two when speculated).
+    Leased(Vec<u64>),
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Shard {
+    prize_ranks: Vec<u32>,
+    /// Ranks not stored yet.
+    missing: usize,
+    state: ShardState,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Lease {
+    shard: usize,
+    worker: u64,
+    deadline: Instant,
+}
+
+/// Counts of shards by state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LedgerCounts {
+    pub pending: usize,
+    pub leased: usize,
+    pub done: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct LeaseLedger {
+    shards: Vec<Shard>,
+    /// prize rank -> (shard, stored yet)
+    ranks: HashMap<u32, (usize, bool)>,
+    leases: BTreeMap<u64, Lease>,
+    next_lease: u64,
+    lease_duration: Duration,
+    /// A shard gets at most this many leases at once (1 + speculative copies).
+    max_copies: usize,
+}
+
+impl LeaseLedger {
+    /// A ledger over `shards` (runs of prize ranks still to solve). `first_lease_id`
+    /// lets a restarted coordinator avoid reusing ids an old worker may still hold.
+    pub fn new(shards: Vec<Vec<u32>>, lease_duration: Duration, first_lease_id: u64) -> Self {
+        let mut ranks = HashMap::new();
+        let shards: Vec<Shard> = shards
+            .into_iter()
+            .enumerate()
+            .map(|(i, prize_ranks)| {
+                for &r in &prize_ranks {
+                    ranks.insert(r, (i, false));
+                }
+                Shard {
+                    missing: prize_ranks.len(),
+                    state: if prize_ranks.is_empty() {
+                        ShardState::Done
+                    } else {
+                        ShardState::Pending
+                    },
+                    prize_ranks,
+                }
+            })
+            .collect();
+        LeaseLedger {
+            shards,
+            ranks,
+            leases: BTreeMap::new(),
+            next_lease: first_lease_id.max(1),
+            lease_duration,
+            max_copies: 2,
+        }
+    }
+
+    /// Takes back every lease whose deadline has passed.
+    pub fn expire(&mut self, now: Instant) -> Vec<(u64, u64)> {
+        let expired: Vec<u64> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.deadline <= now)
+            .map(|(&id, _)| id)
+            .collect();
+        expired
+            .into_iter()
+            .map(|id| {
+                let worker = self.leases[&id].worker;
+                self.drop_lease(id);
+                (id, worker)
+            })
+            .collect()
+    }
+
+    fn drop_lease(&mut self, lease_id: u64) {
+        let Some(lease) = self.leases.remove(&lease_id) else {
+            return;
+        };
+        let shard = &mut self.shards[lease.shard];
+        if let ShardState::Leased(ids) = &mut shard.state {
+            ids.retain(|&id| id != lease_id);
+            if ids.is_empty() {
+                shard.state = ShardState::Pending;
+            }
+        }
+    }
+
+    /// Gives `worker` the first pending shard; when none is pending, a speculative copy
+    /// of a leased shard that worker does not already hold.
+    pub fn assign(&mut self, worker: u64, now: Instant) -> Assignment {
+        self.expire(now);
+        if self.is_done() {
+            return Assignment::LayerDone;
+        }
+        let pending = self
+            .shards
+            .iter()
+            .position(|s| s.state == ShardState::Pending);
+        let chosen = pending.or_else(|| {
+            self.shards.iter().position(|s| match &s.state {
+                ShardState::Leased(ids) => {
+                    ids.len() < self.max_copies
+                        && ids.iter().all(|id| self.leases[id].worker != worker)
+                }
+                _ => false,
+            })
+        });
+        let Some(index) = chosen else {
+            return Assignment::Wait;
+        };
+        let lease_id = self.next_lease;
+        self.next_lease += 1;
+        self.leases.insert(
+            lease_id,
+            Lease {
+                shard: index,
+                worker,
+                deadline: now + self.lease_duration,
+            },
+        );
+        let shard = &mut self.shards[index];
+        match &mut shard.state {
+            ShardState::Leased(ids) => ids.push(lease_id),
+            state => *state = ShardState::Leased(vec![lease_id]),
+        }
+        Assignment::Shard {
+            lease_id,
+            prize_ranks: shard.prize_ranks.clone(),
+        }
+    }
+
+    /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard
+    /// is done.
+    pub fn heartbeat(&mut self, worker: u64, lease_id: u64, now: Instant) -> bool {
+        self.expire(now);
+        match self.leases.get_mut(&lease_id) {
+            Some(lease) if lease.worker == worker => {
+                lease.deadline = now + self.lease_duration;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A worker gives its lease back unfinished (or its submission was rejected).
+    pub fn release(&mut self, worker: u64, lease_id: u64) {
+        if self
+            .leases
+            .get(&lease_id)
+            .is_some_and(|l| l.worker == worker)
+        {
+            self.drop_lease(lease_id);
+        }
+    }
+
+    /// Whether `rank` belongs to the layer and is still missing.
+    pub fn is_missing(&self, rank: u32) -> bool {
+        matches!(self.ranks.get(&rank), Some((_, false)))
+    }
+
+    /// Whether `rank` belongs to the layer.
+    pub fn contains(&self, rank: u32) -> bool {
+        self.ranks.contains_key(&rank)
+    }
+
+    /// Records that the slice of `rank` is stored. A rank stored already, or not of
+    /// this layer, changes nothing. Returns true when this completed its shard.
+    pub fn slice_stored(&mut self, rank: u32) -> bool {
+        let Some((index, stored)) = self.ranks.get_mut(&rank) else {
+            return false;
+        };
+        if *stored {
+            return false;
+        }
+        *stored = true;
+        let index = *index;
+        let shard = &mut self.shards[index];
+        shard.missing -= 1;
+        if shard.missing > 0 {
+            return false;
+        }
+        if let ShardState::Leased(ids) = std::mem::replace(&mut shard.state, ShardState::Done) {
+            for id in ids {
+                self.leases.remove(&id);
+            }
+        }
+        true
+    }
+
+    /// The prize ranks of a live lease held by `worker`.
+    pub fn lease_ranks(&self, worker: u64, lease_id: u64) -> Option<&[u32]> {
+        self.leases
+            .get(&lease_id)
+            .filter(|l| l.worker == worker)
+            .map(|l| self.shards[l.shard].prize_ranks.as_slice())
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.shards.iter().all(|s| s.state == ShardState::Done)
+    }
+
+    pub fn counts(&self) -> LedgerCounts {
+        let mut c = LedgerCounts::default();
+        for s in &self.shards {
+            match s.state {
+                ShardState::Pending => c.pending += 1,
+                ShardState::Leased(_) => c.leased += 1,
+                ShardState::Done => c.done += 1,
+            }
+        }
+        c
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The next lease id this ledger would hand out.
+    pub fn next_lease_id(&self) -> u64 {
+        self.next_lease
+    }
+
+    /// Checks the ledger's invariants; used by tests after every operation.
+    pub fn assert_consistent(&self) {
+        for (i, shard) in self.shards.iter().enumerate() {
+            let stored = shard.prize_ranks.iter().filter(|r| self.ranks[r].1).count();
+            assert_eq!(
+                shard.missing,
+                shard.prize_ranks.len() - stored,
+                "shard {i} count"
+            );
+            match &shard.state {
+                ShardState::Done => assert_eq!(shard.missing, 0, "done shard {i} has missing"),
+                ShardState::Pending => assert!(shard.missing > 0),
+                ShardState::Leased(ids) => {
+                    assert!(!ids.is_empty() && ids.len() <= self.max_copies);
+                    for id in ids {
+                        assert_eq!(self.leases[id].shard, i, "lease {id} points elsewhere");
+                    }
+                }
+            }
+        }
+        for (id, lease) in &self.leases {
+            match &self.shards[lease.shard].state {
+                ShardState::Leased(ids) => assert!(ids.contains(id)),
+                other => panic!("lease {id} on a shard in state {other:?}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LEASE: Duration = Duration::from_millis(100);
+
+    fn ledger() -> (LeaseLedger, Instant) {
+        (
+            LeaseLedger::new(vec![vec![0, 1], vec![2], vec![3, 4]], LEASE, 1),
+            Instant::now(),
+        )
+    }
+
+    #[test]
+    fn leases_expire_and_are_reassigned() {
+        let (mut l, t0) = ledger();
+        let Assignment::Shard {
+            lease_id,
+            prize_ranks,
+        } = l.assign(7, t0)
+        else {
+            panic!()
+        };
+        assert_eq!(prize_ranks, vec![0, 1]);
+        assert!(l.heartbeat(7, lease_id, t0 + LEASE / 2));
+        assert!(
+            !l.heartbeat(8, lease_id, t0 + LEASE / 2),
+            "another worker's lease"
+        );
+        // extended by the heartbeat: still alive at t0 + LEASE
+        assert!(l.heartbeat(7, lease_id, t0 + LEASE));
+        let late = t0 + LEASE * 3;
+        assert_eq!(l.expire(late), vec![(lease_id, 7)]);
+        assert!(!l.heartbeat(7, lease_id, late));
+        let Assignment::Shard { prize_ranks, .. } = l.assign(9, late) else {
+            panic!()
+        };
+        assert_eq!(
+            prize_ranks,
+            vec![0, 1],
+            "the expired shard is leased again first"
+        );
+        l.assert_consistent();
+    }
+
+    #[test]
+    fn speculative_copies_only_when_nothing_is_pending() {
+        let (mut l, t0) = ledger();
+        for worker in 1..=3 {
+            assert!(matches!(l.assign(worker, t0), Assignment::Shard { .. }));
+        }
+        assert_eq!(
+            l.counts(),
+            LedgerCounts {
+                pending: 0,
+                leased: 3,
+                done: 0
+            }
+        );
+        // worker 4 gets a copy of the first shard; worker 1 never a copy of its own
+        let Assignment::Shard { prize_ranks, .. } = l.assign(4, t0) else {
+            panic!()
+        };
+        assert_eq!(prize_ranks, vec![0, 1]);
+        let Assignment::Shard { prize_ranks, .. } = l.assign(1, t0) else {
+            panic!()
+        };
+        assert_eq!(prize_ranks, vec![2]);
+        let Assignment::Shard { prize_ranks, .. } = l.assign(5, t0) else {
+            panic!()
+        };
+        assert_eq!(prize_ranks, vec![3, 4]);
+        assert_eq!(l.assign(6, t0), Assignment::Wait, "two copies at most");
+        // the first result wins: completing shard 0 ends both of its leases
+        assert!(!l.slice_stored(0));
+        assert!(l.slice_stored(1));
+        l.assert_consistent();
+        assert_eq!(l.counts().done, 1);
+    }
+
+    #[test]
+    fn repeated_and_late_completions_change_nothing() {
+        let (mut l, t0) = ledger();
+        let Assignment::Shard { lease_id, .. } = l.assign(1, t0) else {
+            panic!()
+        };
+        assert!(
+            l.slice_stored(2),
+            "a slice may arrive from an expired or foreign lease"
+        );
+        let before = format!("{:?}", l.counts());
+        assert!(!l.slice_stored(2));
+        assert!(!l.slice_stored(99), "not of this layer");
+        assert_eq!(format!("{:?}", l.counts()), before);
+        l.release(2, lease_id); // not the holder: ignored
+        assert_eq!(l.lease_ranks(1, lease_id), Some(&[0u32, 1][..]));
+        l.release(1, lease_id);
+        assert_eq!(l.lease_ranks(1, lease_id), None);
+        assert_eq!(l.counts().pending, 2);
+        l.assert_consistent();
+    }
+
+    #[test]
+    fn layer_done_once_every_rank_is_stored() {
+        let (mut l, t0) = ledger();
+        for r in 0..5 {
+            assert!(!l.is_done());
+            l.slice_stored(r);
+        }
+        assert!(l.is_done());
+        assert_eq!(l.assign(1, t0), Assignment::LayerDone);
+        let empty = LeaseLedger::new(vec![], LEASE, 1);
+        assert!(empty.is_done());
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Assign(u64),
+        Heartbeat(u64, u64),
+        Release(u64, u64),
+        Store(u32),
+        Advance(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0..4u64).prop_map(Op::Assign),
+            (0..4u64, 1..12u64).prop_map(|(w, l)| Op::Heartbeat(w, l)),
+            (0..4u64, 1..12u64).prop_map(|(w, l)| Op::Release(w, l)),
+            (0..12u32).prop_map(Op::Store),
+            (0..150u64).prop_map(Op::Advance),
+        ]
+    }
+
+    proptest! {
+        /// Whatever happens, every shard is in exactly one consistent state, storing a
+        /// rank twice changes nothing, and the layer is done exactly when every rank is
+        /// stored.
+        #[test]
+        fn ledger_invariants_hold(ops in proptest::collection::vec(op(), 0..80)) {
+            let mut l = LeaseLedger::new(vec![vec![0, 1, 2], vec![3], vec![4, 5], vec![6, 7, 8, 9]], LEASE, 1);
+            let mut now = Instant::now();
+            let mut stored = std::collections::HashSet::new();
+            for op in ops {
+                match op {
+                    Op::Assign(w) => { l.assign(w, now); }
+                    Op::Heartbeat(w, id) => { l.heartbeat(w, id, now); }
+                    Op::Release(w, id) => l.release(w, id),
+                    Op::Store(r) => {
+                        let snapshot = format!("{:?}", l.counts());
+                        let first = r < 10 && stored.insert(r);
+                        let completed = l.slice_stored(r);
+                        if !first {
+                            prop_assert!(!completed);
+                            prop_assert_eq!(format!("{:?}", l.counts()), snapshot);
+                        }
+                    }
+                    Op::Advance(ms) => now += Duration::from_millis(ms),
+                }
+                l.assert_consistent();
+                let c = l.counts();
+                prop_assert_eq!(c.pending + c.leased + c.done, 4);
+                prop_assert_eq!(l.is_done(), stored.len() == 10);
+            }
+        }
+    }
+}
