@@ -29,6 +29,10 @@ pub enum Command {
     Status(StatusArgs),
     /// The value of a state for player A.
     Value(StateArgs),
+    /// Run a coordinator: own the db, hand shards to workers over gRPC.
+    Coordinator(CoordinatorArgs),
+    /// Run a worker: solve shards for a coordinator.
+    Worker(WorkerArgs),
     /// Both players' optimal strategies once a prize is turned up.
     Strategy(StrategyArgs),
 }
@@ -57,13 +61,78 @@ pub struct SolveArgs {
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
+    /// Solve without the coordinator/worker protocol (to measure what it costs).
+    #[arg(long, hide = true)]
+    pub no_grpc: bool,
 }
 
 #[derive(Args)]
+pub struct CoordinatorArgs {
+    /// Cards per player (1 to 16).
+    #[arg(long, allow_hyphen_values = true)]
+    pub n: i64,
+    #[arg(long, default_value = "points", value_parser = parse_objective)]
+    pub objective: Objective,
+    /// Database directory (created if missing).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Address to serve gRPC on, e.g. 0.0.0.0:7700.
+    #[arg(long)]
+    pub listen: std::net::SocketAddr,
+    /// File holding the run's token; every call must carry it.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Address to serve Prometheus metrics on (/metrics).
+    #[arg(long)]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// Lease length in milliseconds: a worker silent this long loses its shard.
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub lease_ms: u64,
+    /// Fraction of each submitted slice's states re-solved and compared bit for bit.
+    #[arg(long, default_value_t = 0.01)]
+    pub verify_fraction: f64,
+    /// Seconds between progress log lines.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub progress_secs: u64,
+    /// Stop serving once the run is complete.
+    #[arg(long)]
+    pub exit_when_done: bool,
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The coordinator's URL, e.g. http://10.0.0.1:7700.
+    #[arg(long)]
+    pub coordinator: String,
+    /// Solver threads [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// File holding the run's token.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Memory for cached dependency slices, in MiB.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cache_mb: u64,
+    /// A name for logs and status [default: the host name].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Give up after the coordinator has been unreachable this many seconds.
+    #[arg(long, default_value_t = 900)]
+    pub give_up_secs: u64,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["db", "coordinator"])))]
 pub struct StatusArgs {
     /// Database directory.
     #[arg(long)]
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
+    /// A running coordinator's URL instead of a db.
+    #[arg(long)]
+    pub coordinator: Option<String>,
+    /// File holding the run's token (with --coordinator).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

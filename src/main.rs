@@ -3,6 +3,7 @@
 //! crates. Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 interrupted.
 
 mod args;
+mod cluster_cmd;
 mod failure;
 mod output;
 mod progress;
@@ -34,6 +35,8 @@ fn main() {
     let result = match cli.command {
         Command::Solve(args) => solve_cmd::run(args),
         Command::Status(args) => query_cmd::status(args),
+        Command::Coordinator(args) => cluster_cmd::coordinator(args),
+        Command::Worker(args) => cluster_cmd::worker(args),
         Command::Value(args) => query_cmd::value(args),
         Command::Strategy(args) => query_cmd::strategy(args),
     };

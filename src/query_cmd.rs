@@ -11,42 +11,40 @@ use crate::failure::Failure;
 use crate::output::{cards_json, strategy_line};
 
 pub fn status(args: StatusArgs) -> Result<(), Failure> {
-    let store = Store::open_existing(&args.db)?;
-    let status = run_status(&store)?;
+    let Some(db) = &args.db else {
+        return crate::cluster_cmd::remote_status(&args);
+    };
+    let store = Store::open_existing(db)?;
+    let value = serde_json::to_value(run_status(&store)?).expect("status serialises");
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string(&status).expect("status serialises")
-        );
-        return Ok(());
-    }
-    println!(
-        "{}-card {} game in {}: {}",
-        status.n,
-        status.objective,
-        status.db,
-        if status.complete {
-            "complete"
-        } else {
-            "incomplete"
-        }
-    );
-    println!(
-        "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
-        "k", "slices", "done", "states", "max_gap"
-    );
-    for l in &status.layers {
-        println!(
-            "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
-            l.k,
-            l.slices,
-            l.done,
-            l.states,
-            l.max_gap.map_or("-".to_string(), |g| format!("{g:.1e}")),
-            l.checksum.as_deref().unwrap_or("-")
-        );
+        println!("{value}");
+    } else {
+        print_status(&value);
     }
     Ok(())
+}
+
+/// The status table, from the status JSON (of a db or of a coordinator).
+pub fn print_status(status: &serde_json::Value) {
+    println!(
+        "{}-card {} game in {}: {}",
+        status["n"],
+        status["objective"].as_str().unwrap_or("?"),
+        status["db"].as_str().unwrap_or("?"),
+        if status["complete"] == true { "complete" } else { "incomplete" }
+    );
+    println!("{:>3} {:>7} {:>7} {:>14} {:>9}  checksum", "k", "slices", "done", "states", "max_gap");
+    for l in status["layers"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        println!(
+            "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
+            l["k"],
+            l["slices"],
+            l["done"],
+            l["states"],
+            l["max_gap"].as_f64().map_or("-".to_string(), |g| format!("{g:.1e}")),
+            l["checksum"].as_str().unwrap_or("-")
+        );
+    }
 }
 
 /// The db and the state the arguments name (full hands where a list is omitted). The

@@ -9,7 +9,8 @@ use gops_common::cards::validate_n;
 use gops_common::state::GameState;
 use gops_coordinator::plan::peak_memory_estimate;
 use gops_coordinator::query::{revealed_game, state_value};
-use gops_coordinator::solve::{SolveOutcome, SolveSummary, StopSignal, solve};
+use gops_coordinator::local::{LocalError, solve_local};
+use gops_coordinator::solve::{SolveObserver, SolveOutcome, SolveSummary, StopSignal, solve};
 use gops_coordinator::store::Store;
 use gops_worker::ShardSolver;
 use tracing::warn;
@@ -27,7 +28,6 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
     check_memory(n, args.objective)?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
-    let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
     let stop = Arc::new(StopSignal {
         after_slices: args.stop_after_slices,
         ..StopSignal::default()
@@ -43,10 +43,17 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         warn!(error = %e, "no Ctrl-C handler; an interrupted solve still resumes");
     }
 
-    let observer = BarObserver::new();
-    let outcome = solve(&store, &solver, &observer, &stop);
+    let observer = Arc::new(BarObserver::new());
+    let (store, outcome) = if args.no_grpc {
+        let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
+        let outcome = solve(&store, &solver, observer.as_ref(), &stop);
+        (store, outcome?)
+    } else {
+        let observer: Arc<dyn SolveObserver + Send> = Arc::clone(&observer) as _;
+        solve_local(store, threads, observer, Arc::clone(&stop)).map_err(local_failure)?
+    };
     observer.finish();
-    match outcome? {
+    match outcome {
         SolveOutcome::Interrupted {
             layer,
             slices_stored,
@@ -61,6 +68,14 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             }
             Ok(())
         }
+    }
+}
+
+fn local_failure(e: LocalError) -> Failure {
+    match e {
+        LocalError::Core(gops_coordinator::cluster::CoreError::Store(e)) => e.into(),
+        LocalError::Solve(e) => e.into(),
+        other => Failure::Runtime(other.to_string()),
     }
 }
 

@@ -4,7 +4,11 @@
 //! exact -1 below it or the exact +1 above it: lossless by construction, whatever the
 //! values, and small because most states are already decided.
 
+use crate::binomial::binomial;
 use crate::checksum::Digest;
+use crate::objective::Objective;
+use crate::pattern::PatternIndex;
+use crate::prizes::prize_unrank;
 use crate::layout::Oriented;
 
 /// The stored window of one pattern, in slice-relative positions `d + diff_range`.
@@ -184,6 +188,24 @@ impl Slice {
             values,
             windows: Some(windows),
         })
+    }
+
+    /// Decodes the body of slice `rank` of layer `k` of the `n`-card game: the shape
+    /// (patterns, score range, dense or windowed) follows from the game.
+    pub fn decode_for(
+        n: u8,
+        objective: Objective,
+        k: u8,
+        rank: u32,
+        body: &[u8],
+    ) -> Result<Slice, String> {
+        if k == 0 || k > n || u64::from(rank) >= binomial(n.into(), k.into()) {
+            return Err(format!("layer {k} has no slice {rank} in the {n}-card game"));
+        }
+        let patterns = PatternIndex::new(n, k).count().div_ceil(2);
+        let diff_range = objective.diff_range(prize_unrank(rank, k));
+        Slice::decode(body, diff_range, patterns, objective == Objective::Win)
+            .map_err(|e| e.to_string())
     }
 
     /// The digest of the slice's encoding: equal slices, equal digests.

@@ -9,6 +9,10 @@ use gops_common::prizes::{prize_set_count, prize_unrank};
 /// (a store batch, a progress update) is negligible, small enough to interrupt quickly.
 pub const TARGET_GAMES_PER_SHARD: u64 = 4_000_000;
 
+/// A layer is not split into shards smaller than this, however many are wanted: each
+/// shard costs a few round trips and a flushed write.
+pub const MIN_GAMES_PER_SHARD: u64 = 250_000;
+
 /// The size of a layer: slices and the work they hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LayerSize {
@@ -72,14 +76,21 @@ pub fn peak_memory_estimate(n: u8, objective: Objective) -> u64 {
 
 /// Splits the prize ranks still to do into shards of consecutive ranks (colex order:
 /// neighbours share dependency slices) of about [`TARGET_GAMES_PER_SHARD`] games, and no
-/// fewer than `min_shards` shards when there are enough ranks (to keep every thread busy).
-pub fn plan_shards(missing: &[u32], games_per_slice: u64, min_shards: usize) -> Vec<Vec<u32>> {
+/// fewer than `min_shards` shards when there are enough ranks (to keep every worker busy),
+/// unless that would make shards smaller than `min_games` games.
+pub fn plan_shards(
+    missing: &[u32],
+    games_per_slice: u64,
+    min_shards: usize,
+    min_games: u64,
+) -> Vec<Vec<u32>> {
     if missing.is_empty() {
         return Vec::new();
     }
     let by_work = (TARGET_GAMES_PER_SHARD / games_per_slice.max(1)).max(1) as usize;
+    let least = (min_games / games_per_slice.max(1)).max(1) as usize;
     let by_count = missing.len().div_ceil(min_shards.max(1));
-    let size = by_work.min(by_count).max(1);
+    let size = by_work.min(by_count).max(least).max(1);
     missing.chunks(size).map(<[u32]>::to_vec).collect()
 }
 
@@ -91,15 +102,17 @@ mod tests {
     fn shards_cover_every_missing_rank_once_in_order() {
         let missing: Vec<u32> = (0..1000).filter(|r| r % 7 != 3).collect();
         for (gps, min) in [(1, 1), (1_000_000, 4), (50_000_000, 2), (10, 64)] {
-            let shards = plan_shards(&missing, gps, min);
+            let shards = plan_shards(&missing, gps, min, 1);
             let flat: Vec<u32> = shards.concat();
             assert_eq!(flat, missing);
             assert!(shards.iter().all(|s| !s.is_empty()));
         }
-        assert!(plan_shards(&[], 5, 3).is_empty());
+        assert!(plan_shards(&[], 5, 3, 1).is_empty());
+        // small layers are not cut finer than the minimum work per shard
+        assert_eq!(plan_shards(&missing, 10, 64, 1000).len(), missing.len().div_ceil(100));
         // a slice heavier than the target gets a shard of its own
         assert!(
-            plan_shards(&missing, u64::MAX, 1)
+            plan_shards(&missing, u64::MAX, 1, MIN_GAMES_PER_SHARD)
                 .iter()
                 .all(|s| s.len() == 1)
         );

@@ -12,7 +12,7 @@ use gops_common::slice::Slice;
 use gops_worker::{ShardSolver, WorkerError};
 use tracing::{debug, info};
 
-use crate::plan::{LayerSize, plan_shards};
+use crate::plan::{LayerSize, MIN_GAMES_PER_SHARD, plan_shards};
 use crate::store::{LayerRecord, Store, StoreError};
 
 /// What the driver reports as it goes (a progress bar, a log, a test probe).
@@ -132,7 +132,12 @@ pub fn solve(
         let missing: Vec<u32> = (0..size.slices as u32)
             .filter(|&r| current[r as usize].is_none())
             .collect();
-        for shard in plan_shards(&missing, size.games_per_slice(), 4 * solver.threads()) {
+        for shard in plan_shards(
+            &missing,
+            size.games_per_slice(),
+            4 * solver.threads(),
+            MIN_GAMES_PER_SHARD,
+        ) {
             if stop.should_stop(slices_this_run) {
                 store.flush()?;
                 let slices_stored = store.stored_count(k)?;

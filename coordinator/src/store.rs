@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use gops_common::checksum::{Digest, digest_bytes};
 use gops_common::engine::SolvedSlice;
 use gops_common::objective::Objective;
-use gops_common::pattern::PatternIndex;
-use gops_common::prizes::prize_unrank;
 use gops_common::slice::Slice;
 use serde::{Deserialize, Serialize};
 
@@ -438,31 +436,11 @@ fn split_record(bytes: &[u8]) -> Result<SliceBytes, String> {
     })
 }
 
-/// Decodes the body of slice `rank` of layer `k` of the `n`-card game: the shape
-/// (patterns, score range, dense or windowed) follows from the game.
-pub fn decode_slice_body(
-    n: u8,
-    objective: Objective,
-    k: u8,
-    rank: u32,
-    body: &[u8],
-) -> Result<Slice, String> {
-    if k == 0 || k > n || u64::from(rank) >= gops_common::binomial::binomial(n.into(), k.into()) {
-        return Err(format!(
-            "layer {k} has no slice {rank} in the {n}-card game"
-        ));
-    }
-    let patterns = PatternIndex::new(n, k).count().div_ceil(2);
-    let diff_range = objective.diff_range(prize_unrank(rank, k));
-    Slice::decode(body, diff_range, patterns, objective == Objective::Win)
-        .map_err(|e| e.to_string())
-}
-
 impl Store {
     /// Decodes a slice record of layer `k`, rank `rank`, its digest checked.
     fn decode_record(&self, k: u8, rank: u32, bytes: &[u8]) -> Result<SliceRecord, String> {
         let parts = split_record(bytes)?;
-        let slice = decode_slice_body(self.n(), self.objective(), k, rank, &parts.body)?;
+        let slice = Slice::decode_for(self.n(), self.objective(), k, rank, &parts.body)?;
         Ok(SliceRecord {
             slice,
             max_gap: parts.max_gap,

@@ -1,6 +1,15 @@
-//! The worker's compute side: solves a shard (a run of prize sets of one layer) on its
-//! own thread pool, one finished slice per prize set. Stateless: the caller supplies the
-//! layer engine and the dependency slices of the layer below.
+//! A worker: pulls shards from a coordinator, fetches the slices they depend on, solves
+//! them on its own thread pool and submits the results.
+//!
+//! Layout:
+//! - [`ShardSolver`] (here): solves a shard on a rayon pool, off the async runtime.
+//! - [`cache`]: the bounded cache of dependency slices.
+//! - [`backoff`]: exponential backoff with jitter, and which errors are worth retrying.
+//! - [`client`]: the loop that talks to the coordinator over gRPC.
+
+pub mod backoff;
+pub mod cache;
+pub mod client;
 
 use gops_common::cards::CardSet;
 use gops_common::engine::{EngineError, LayerEngine, SolvedSlice};

@@ -1,0 +1,311 @@
+//! The coordinator's gRPC face: each handler unwraps its request, calls the
+//! [`Coordinator`], and maps the domain error to a `Status` in one place. Also the token
+//! check, the periodic progress log and the Prometheus metrics endpoint.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
+use gops_proto::v1::{
+    FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest,
+    LeaseReply, LeaseRequest, ReleaseReply, ReleaseRequest, Shard, SliceData, StatusReply,
+    StatusRequest, SubmitReply, SubmitRequest, Wait, lease_reply,
+};
+use tokio::net::TcpListener;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Response, Status};
+use tracing::{info, warn};
+
+use crate::cluster::{Coordinator, CoreError, LeaseOutcome, Submitted};
+use crate::store::SliceBytes;
+
+impl From<CoreError> for Status {
+    fn from(e: CoreError) -> Status {
+        let message = e.to_string();
+        match e {
+            CoreError::Version { .. } | CoreError::NotReady(_) => Status::failed_precondition(message),
+            CoreError::UnknownWorker(_) => Status::not_found(message),
+            CoreError::BadRequest(_) | CoreError::Rejected(_) => Status::invalid_argument(message),
+            CoreError::Store(_) | CoreError::Engine(_) => Status::internal(message),
+        }
+    }
+}
+
+fn layer_of(value: u32) -> Result<u8, Status> {
+    u8::try_from(value).map_err(|_| Status::invalid_argument(format!("layer {value} is out of range")))
+}
+
+/// Runs a blocking core call off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
+) -> Result<T, Status> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal(format!("handler failed: {e}")))?
+        .map_err(Status::from)
+}
+
+pub struct Service {
+    core: Arc<Coordinator>,
+}
+
+type SliceStream = Pin<Box<dyn Stream<Item = Result<SliceData, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl CoordinatorRpc for Service {
+    async fn hello(&self, request: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        let r = request.into_inner();
+        let core = Arc::clone(&self.core);
+        let worker_id = core.hello(r.protocol_version, &r.worker_name, r.threads)?;
+        Ok(Response::new(HelloReply {
+            worker_id,
+            n: u32::from(core.n()),
+            objective: core.objective().name().to_string(),
+            lease_ms: core.config().lease.as_millis() as u64,
+        }))
+    }
+
+    async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
+        let worker = request.into_inner().worker_id;
+        let reply = match self.core.lease(worker, Instant::now())? {
+            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => lease_reply::Reply::Shard(Shard {
+                lease_id,
+                layer: u32::from(layer),
+                prize_ranks,
+            }),
+            LeaseOutcome::Wait(after) => lease_reply::Reply::Wait(Wait {
+                retry_after_ms: after.as_millis() as u64,
+            }),
+            LeaseOutcome::Finished => lease_reply::Reply::Finished(Finished {}),
+        };
+        Ok(Response::new(LeaseReply { reply: Some(reply) }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatReply>, Status> {
+        let r = request.into_inner();
+        let valid = self.core.heartbeat(r.worker_id, r.lease_id, Instant::now())?;
+        Ok(Response::new(HeartbeatReply { valid }))
+    }
+
+    type FetchSlicesStream = SliceStream;
+
+    async fn fetch_slices(
+        &self,
+        request: Request<FetchRequest>,
+    ) -> Result<Response<SliceStream>, Status> {
+        let r = request.into_inner();
+        let layer = layer_of(r.layer)?;
+        let core = Arc::clone(&self.core);
+        core.check_fetch(layer, &r.prize_ranks)?;
+        // one slice in memory at a time per stream, read off the runtime
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
+        tokio::task::spawn_blocking(move || {
+            for rank in r.prize_ranks {
+                let item = core
+                    .fetch_one(layer, rank)
+                    .map(|bytes| slice_data(layer, rank, bytes))
+                    .map_err(Status::from);
+                let failed = item.is_err();
+                if tx.blocking_send(item).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn submit(&self, request: Request<SubmitRequest>) -> Result<Response<SubmitReply>, Status> {
+        let r = request.into_inner();
+        let slices = r
+            .slices
+            .into_iter()
+            .map(submitted)
+            .collect::<Result<Vec<_>, Status>>()?;
+        let core = Arc::clone(&self.core);
+        let outcome = blocking(move || core.submit(r.worker_id, r.lease_id, slices, Instant::now())).await?;
+        Ok(Response::new(SubmitReply {
+            stored: outcome.stored,
+            duplicates: outcome.duplicates,
+        }))
+    }
+
+    async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseReply>, Status> {
+        let r = request.into_inner();
+        self.core.release(r.worker_id, r.lease_id)?;
+        Ok(Response::new(ReleaseReply {}))
+    }
+
+    async fn status(&self, _request: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
+        let core = Arc::clone(&self.core);
+        let status = blocking(move || core.status(Instant::now())).await?;
+        let json = serde_json::to_string(&status).map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(StatusReply { json }))
+    }
+}
+
+pub fn slice_data(layer: u8, rank: u32, bytes: SliceBytes) -> SliceData {
+    SliceData {
+        layer: u32::from(layer),
+        prize_rank: rank,
+        digest: bytes.digest.to_vec(),
+        body: bytes.body,
+        max_gap: bytes.max_gap,
+        games: bytes.games,
+    }
+}
+
+/// A slice off the wire, its fields checked for form (the core checks content).
+pub fn submitted(s: SliceData) -> Result<Submitted, Status> {
+    let digest = s
+        .digest
+        .as_slice()
+        .try_into()
+        .map_err(|_| Status::invalid_argument(format!("digest of {} bytes, expected 32", s.digest.len())))?;
+    Ok(Submitted {
+        layer: layer_of(s.layer)?,
+        prize_rank: s.prize_rank,
+        bytes: SliceBytes {
+            body: s.body,
+            digest,
+            max_gap: s.max_gap,
+            games: s.games,
+        },
+    })
+}
+
+/// Refuses every call without `authorization: Bearer <token>` when a token is set.
+#[derive(Clone)]
+pub struct TokenCheck {
+    expected: Option<Arc<str>>,
+}
+
+impl TokenCheck {
+    pub fn new(token: Option<String>) -> Self {
+        TokenCheck {
+            expected: token.map(|t| format!("Bearer {t}").into()),
+        }
+    }
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let Some(expected) = &self.expected else {
+            return Ok(request);
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if constant_time_eq(given, expected.as_bytes()) {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated("missing or wrong token"))
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The service with its limits and token check, ready to add to a server.
+pub fn grpc_service(
+    core: Arc<Coordinator>,
+    token: Option<String>,
+) -> InterceptedService<CoordinatorServer<Service>, TokenCheck> {
+    let server = CoordinatorServer::new(Service { core })
+        .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES);
+    InterceptedService::new(server, TokenCheck::new(token))
+}
+
+/// Serves the coordinator on `listener` until `shutdown` resolves, logging progress
+/// every `progress_every`.
+pub async fn serve(
+    listener: TcpListener,
+    core: Arc<Coordinator>,
+    token: Option<String>,
+    progress_every: Duration,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
+    let result = tonic::transport::Server::builder()
+        .add_service(grpc_service(core, token))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await;
+    logger.abort();
+    result
+}
+
+async fn log_progress(core: Arc<Coordinator>, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        let c = Arc::clone(&core);
+        let Ok(Ok(status)) = tokio::task::spawn_blocking(move || c.status(Instant::now())).await else {
+            continue;
+        };
+        let Some(layer) = status.open_layer else {
+            info!("run complete");
+            continue;
+        };
+        let shards = status.shards.clone().unwrap_or(crate::cluster::ShardCounts { pending: 0, leased: 0, done: 0 });
+        let total = shards.pending + shards.leased + shards.done;
+        let remaining_games: u64 = status
+            .run
+            .layers
+            .iter()
+            .filter(|l| !l.complete)
+            .map(|l| l.states / l.slices.max(1) as u64 * (l.slices - l.done) as u64 * u64::from(l.k))
+            .sum();
+        let eta = if status.games_per_second > 0.0 {
+            format!("{:.0}s", remaining_games as f64 / 2.0 / status.games_per_second)
+        } else {
+            "unknown".into()
+        };
+        info!(
+            layer,
+            shards_done = shards.done,
+            shards = total,
+            games_per_s = status.games_per_second as u64,
+            workers = status.workers.len(),
+            eta = %eta,
+            "progress"
+        );
+    }
+}
+
+/// Serves Prometheus metrics (text format) on `addr` until the task is dropped.
+pub async fn serve_metrics(addr: SocketAddr, core: Arc<Coordinator>) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind(addr).await?;
+    info!(%addr, "metrics at /metrics");
+    loop {
+        let (mut socket, _) = listener.accept().await?;
+        let core = Arc::clone(&core);
+        tokio::spawn(async move {
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let body = tokio::task::spawn_blocking(move || crate::metrics::render(&core))
+                .await
+                .unwrap_or_else(|e| format!("# metrics failed: {e}\n"));
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            if let Err(e) = socket.write_all(format!("{head}{body}").as_bytes()).await {
+                warn!(error = %e, "metrics write failed");
+            }
+        });
+    }
+}

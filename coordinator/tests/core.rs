@@ -1,0 +1,266 @@
+//! The coordinator's logic driven directly, with virtual workers and a virtual clock:
+//! validation, idempotence, expiry and restart, without a network.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gops_common::checksum::digest_bytes;
+use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
+use gops_common::objective::Objective;
+use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome, Submitted};
+use gops_coordinator::solve::Silent;
+use gops_coordinator::store::{SliceBytes, Store};
+
+const LEASE: Duration = Duration::from_millis(50);
+
+fn coordinator(db: &std::path::Path, n: u8, verify_fraction: f64) -> Coordinator {
+    let store = Store::open_or_create(db, n, Objective::Points).unwrap();
+    let config = CoordinatorConfig {
+        lease: LEASE,
+        verify_fraction,
+        min_shards: 4,
+        min_games_per_shard: 1,
+        ..CoordinatorConfig::default()
+    };
+    Coordinator::new(store, config, Arc::new(Silent)).unwrap()
+}
+
+/// What an honest worker computes for a shard, reading layer k - 1 from the store.
+fn solve_shard(core: &Coordinator, layer: u8, ranks: &[u32]) -> Vec<Submitted> {
+    let engine = LayerEngine::new(core.n(), layer, core.objective());
+    let below: HashMap<u32, Slice> = if layer == 1 {
+        HashMap::from([(0, terminal_slice())])
+    } else {
+        (0..gops_common::prizes::prize_set_count(core.n(), layer - 1) as u32)
+            .map(|r| (r, core.store().slice(layer - 1, r).unwrap().unwrap().slice))
+            .collect()
+    };
+    let dependency = |p| &below[&prize_rank(p)];
+    ranks
+        .iter()
+        .map(|&r| to_submitted(layer, engine.solve_slice(r, &dependency).unwrap()))
+        .collect()
+}
+
+fn to_submitted(layer: u8, solved: SolvedSlice) -> Submitted {
+    let body = solved.slice.encode();
+    Submitted {
+        layer,
+        prize_rank: solved.prize_rank,
+        bytes: SliceBytes {
+            digest: digest_bytes(&body),
+            body,
+            max_gap: solved.max_gap,
+            games: solved.games,
+        },
+    }
+}
+
+/// Runs honest virtual workers until the run is finished.
+fn run_to_the_end(core: &Coordinator, worker: u64, now: Instant) {
+    for _ in 0..10_000 {
+        match core.lease(worker, now).unwrap() {
+            LeaseOutcome::Finished => return,
+            LeaseOutcome::Wait(_) => panic!("a single worker never waits"),
+            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => {
+                let slices = solve_shard(core, layer, &prize_ranks);
+                core.submit(worker, lease_id, slices, now).unwrap();
+            }
+        }
+    }
+    panic!("the run did not finish");
+}
+
+fn checksums(core: &Coordinator) -> Vec<String> {
+    (1..=core.n())
+        .map(|k| core.store().layer(k).unwrap().unwrap().checksum)
+        .collect()
+}
+
+fn reference_checksums(n: u8) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_or_create(&dir.path().join("db"), n, Objective::Points).unwrap();
+    let solver = gops_worker::ShardSolver::new(1).unwrap();
+    gops_coordinator::solve::solve(&store, &solver, &Silent, &Default::default()).unwrap();
+    (1..=n).map(|k| store.layer(k).unwrap().unwrap().checksum).collect()
+}
+
+#[test]
+fn virtual_workers_reach_the_single_process_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 6, 0.05);
+    let worker = core.hello(gops_proto::PROTOCOL_VERSION, "v", 1).unwrap();
+    run_to_the_end(&core, worker, Instant::now());
+    assert!(core.is_finished());
+    assert_eq!(checksums(&core), reference_checksums(6));
+}
+
+#[test]
+fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 1.0);
+    let now = Instant::now();
+    let cheat = core.hello(gops_proto::PROTOCOL_VERSION, "cheat", 1).unwrap();
+    let honest = core.hello(gops_proto::PROTOCOL_VERSION, "honest", 1).unwrap();
+    // finish layers 1 and 2 honestly, then cheat on a shard of layer 3
+    loop {
+        let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(honest, now).unwrap() else {
+            panic!()
+        };
+        if layer == 3 {
+            core.release(honest, lease_id).unwrap();
+            break;
+        }
+        core.submit(honest, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+    }
+    let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(cheat, now).unwrap() else {
+        panic!()
+    };
+    let mut slices = solve_shard(&core, layer, &prize_ranks);
+    // one value off by one ulp, with a digest that matches the forged bytes
+    let victim = slices.last_mut().unwrap();
+    let mut slice = Slice::decode_for(5, Objective::Points, layer, victim.prize_rank, &victim.bytes.body).unwrap();
+    let last = slice.values.len() - 1;
+    slice.values[last] = f64::from_bits(slice.values[last].to_bits() + 1);
+    victim.bytes.body = slice.encode();
+    victim.bytes.digest = digest_bytes(&victim.bytes.body);
+    let stored_before = core.store().stored_count(layer).unwrap();
+    let err = core.submit(cheat, lease_id, slices, now).unwrap_err();
+    assert!(matches!(err, CoreError::Rejected(ref why) if why.contains("re-solve")), "{err}");
+    assert_eq!(core.store().stored_count(layer).unwrap(), stored_before, "nothing stored");
+    let status = core.status(now).unwrap();
+    assert_eq!(status.rejected_submissions, 1);
+    assert_eq!(status.workers.iter().find(|w| w.id == cheat).unwrap().rejected, 1);
+    // the shard is leased again, and redone honestly
+    let LeaseOutcome::Shard { lease_id, prize_ranks: again, .. } = core.lease(honest, now).unwrap() else {
+        panic!()
+    };
+    assert_eq!(again, prize_ranks);
+    let outcome = core.submit(honest, lease_id, solve_shard(&core, layer, &again), now).unwrap();
+    assert_eq!(outcome.stored as usize, again.len());
+    run_to_the_end(&core, honest, now);
+    assert_eq!(checksums(&core), reference_checksums(5));
+}
+
+#[test]
+fn damaged_submissions_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 4, 0.0);
+    let now = Instant::now();
+    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(w, now).unwrap() else { panic!() };
+    let good = solve_shard(&core, layer, &prize_ranks);
+    let mut cases: Vec<(Vec<Submitted>, &str)> = Vec::new();
+    let mut digest = good.clone();
+    digest[0].bytes.digest[0] ^= 1;
+    cases.push((digest, "digest"));
+    let mut short = good.clone();
+    let cut = short[0].bytes.body.len() - 8;
+    short[0].bytes.body.truncate(cut);
+    short[0].bytes.digest = digest_bytes(&short[0].bytes.body);
+    cases.push((short, "end early"));
+    let mut gap = good.clone();
+    gap[0].bytes.max_gap = 1.0;
+    cases.push((gap, "certificate gap"));
+    let mut nan = good.clone();
+    nan[0].bytes.max_gap = f64::NAN;
+    cases.push((nan, "certificate gap"));
+    let mut layer_off = good.clone();
+    layer_off[0].layer = 3;
+    cases.push((layer_off, "while layer 1 is open"));
+    let mut rank_off = good.clone();
+    rank_off[0].prize_rank = 99;
+    cases.push((rank_off, "no slice 99"));
+    let mut twice = good.clone();
+    twice.push(good[0].clone());
+    cases.push((twice, "twice"));
+    for (slices, expect) in cases {
+        let err = core.submit(w, lease_id, slices, now).unwrap_err();
+        assert!(err.to_string().contains(expect), "{err} lacks {expect}");
+    }
+    assert_eq!(core.store().stored_count(1).unwrap(), 0);
+    assert!(matches!(core.lease(999, now), Err(CoreError::UnknownWorker(999))));
+    assert!(matches!(core.hello(99, "old", 1), Err(CoreError::Version { got: 99, .. })));
+    assert!(matches!(core.check_fetch(2, &[0]), Err(CoreError::NotReady(2))));
+    assert!(matches!(core.check_fetch(9, &[0]), Err(CoreError::BadRequest(_))));
+}
+
+#[test]
+fn repeated_late_and_expired_submissions_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 0.1);
+    let t0 = Instant::now();
+    let slow = core.hello(gops_proto::PROTOCOL_VERSION, "slow", 1).unwrap();
+    let fast = core.hello(gops_proto::PROTOCOL_VERSION, "fast", 1).unwrap();
+    let LeaseOutcome::Shard { lease_id: slow_lease, layer, prize_ranks } = core.lease(slow, t0).unwrap() else {
+        panic!()
+    };
+    let slices = solve_shard(&core, layer, &prize_ranks);
+    // the slow worker's lease expires and the fast one takes the shard over
+    let later = t0 + LEASE * 3;
+    let LeaseOutcome::Shard { lease_id: fast_lease, prize_ranks: same, .. } = core.lease(fast, later).unwrap() else {
+        panic!()
+    };
+    assert_eq!(same, prize_ranks);
+    assert!(!core.heartbeat(slow, slow_lease, later).unwrap(), "the slow lease is gone");
+    let first = core.submit(fast, fast_lease, slices.clone(), later).unwrap();
+    assert_eq!(first.stored as usize, slices.len());
+    let snapshot = (core.store().stored_count(layer).unwrap(), core.status(later).unwrap().run);
+    // the late submission of the expired lease, then a plain repeat: duplicates only
+    let late = core.submit(slow, slow_lease, slices.clone(), later).unwrap();
+    assert_eq!((late.stored, late.duplicates as usize), (0, slices.len()));
+    let again = core.submit(fast, fast_lease, slices.clone(), later).unwrap();
+    assert_eq!((again.stored, again.duplicates as usize), (0, slices.len()));
+    assert_eq!((core.store().stored_count(layer).unwrap(), core.status(later).unwrap().run), snapshot);
+    // after the run is complete, a submission is late too
+    run_to_the_end(&core, fast, later);
+    let sums = checksums(&core);
+    let after = core.submit(slow, slow_lease, slices, later).unwrap();
+    assert_eq!(after.stored, 0);
+    assert_eq!(checksums(&core), sums);
+}
+
+#[test]
+fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let now = Instant::now();
+    let stored_before;
+    {
+        let core = coordinator(&db, 6, 0.05);
+        let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+        // solve until layer 4 is part done, then "crash" (drop without finishing)
+        loop {
+            let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(w, now).unwrap() else {
+                panic!()
+            };
+            core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+            if layer == 4 {
+                break;
+            }
+        }
+        stored_before = core.store().stored_ranks(4).unwrap();
+        assert!(!stored_before.is_empty() && stored_before.len() < 15);
+    }
+    let core = coordinator(&db, 6, 0.05);
+    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    let mut leased_layer4 = Vec::new();
+    loop {
+        match core.lease(w, now).unwrap() {
+            LeaseOutcome::Finished => break,
+            LeaseOutcome::Wait(_) => panic!(),
+            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => {
+                if layer == 4 {
+                    leased_layer4.extend_from_slice(&prize_ranks);
+                }
+                core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+            }
+        }
+    }
+    assert!(leased_layer4.iter().all(|r| !stored_before.contains(r)), "a stored slice was leased again");
+    assert_eq!(leased_layer4.len() + stored_before.len(), 15);
+    assert_eq!(checksums(&core), reference_checksums(6));
+}

@@ -1,0 +1,186 @@
+//! `gops coordinator`, `gops worker` and `gops status --coordinator`: the cluster's
+//! processes and the remote status.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gops_common::cards::validate_n;
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
+use gops_coordinator::service::{serve, serve_metrics};
+use gops_coordinator::solve::Silent;
+use gops_coordinator::store::Store;
+use gops_proto::v1::StatusRequest;
+use gops_worker::backoff::Backoff;
+use gops_worker::client::{WorkerConfig, connect, run_worker};
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use crate::args::{CoordinatorArgs, StatusArgs, WorkerArgs};
+use crate::failure::Failure;
+
+/// The token in a file: its first line, trimmed; empty is refused.
+pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read token file {}: {e}", path.display())))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(Failure::Usage(format!("token file {} is empty", path.display())));
+    }
+    Ok(Some(token))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Runtime(format!("cannot start the async runtime: {e}")))
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+async fn termination() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
+    let n = validate_n(args.n)?;
+    if !(0.0..=1.0).contains(&args.verify_fraction) {
+        return Err(Failure::Usage(format!(
+            "--verify-fraction must be between 0 and 1, got {}",
+            args.verify_fraction
+        )));
+    }
+    let token = read_token(args.token_file.as_deref())?;
+    let store = Store::open_or_create(&args.db, n, args.objective)?;
+    let config = CoordinatorConfig {
+        lease: Duration::from_millis(args.lease_ms),
+        verify_fraction: args.verify_fraction,
+        ..CoordinatorConfig::default()
+    };
+    let core = Arc::new(Coordinator::new(store, config, Arc::new(Silent)).map_err(|e| Failure::Runtime(e.to_string()))?);
+    let rt = runtime()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
+        info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, "coordinator listening");
+        if let Some(addr) = args.metrics {
+            let core = Arc::clone(&core);
+            tokio::spawn(async move {
+                if let Err(e) = serve_metrics(addr, core).await {
+                    warn!(error = %e, "metrics server stopped");
+                }
+            });
+        }
+        let done = {
+            let core = Arc::clone(&core);
+            let exit_when_done = args.exit_when_done;
+            async move {
+                loop {
+                    if exit_when_done && core.is_finished() {
+                        // let workers hear "finished" before the server goes
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        };
+        let shutdown = async move {
+            tokio::select! {
+                _ = termination() => info!("signal received; stopping (the db is consistent)"),
+                _ = done => info!("run complete; stopping"),
+            }
+        };
+        serve(listener, core, token, Duration::from_secs(args.progress_secs), shutdown)
+            .await
+            .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")))
+    })
+}
+
+pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
+    let token = read_token(args.token_file.as_deref())?;
+    let threads = args
+        .threads
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
+    let name = args.name.unwrap_or_else(|| {
+        std::fs::read_to_string("/etc/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "worker".into())
+    });
+    connect(&args.coordinator, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let config = WorkerConfig {
+        coordinator: args.coordinator,
+        threads,
+        token,
+        cache_bytes: (args.cache_mb as usize).saturating_mul(1 << 20),
+        name,
+        backoff: Backoff {
+            give_up_after: Duration::from_secs(args.give_up_secs),
+            ..Backoff::default()
+        },
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let (stop, stopped) = watch::channel(false);
+        tokio::spawn(async move {
+            termination().await;
+            info!("signal received; finishing the current shard, then exiting");
+            let _ = stop.send(true);
+        });
+        let summary = run_worker(config, stopped).await.map_err(|e| Failure::Runtime(e.to_string()))?;
+        info!(shards = summary.shards, slices = summary.slices, games = summary.games, rejected = summary.rejected, "worker done");
+        Ok(())
+    })
+}
+
+pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
+    let url = args.coordinator.clone().expect("clap requires --db or --coordinator");
+    let token = read_token(args.token_file.as_deref())?;
+    let mut client = connect(&url, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
+    let rt = runtime()?;
+    let json = rt.block_on(async move {
+        client
+            .status(StatusRequest {})
+            .await
+            .map(|r| r.into_inner().json)
+            .map_err(|s| Failure::Runtime(format!("status from {url}: {}", s.message())))
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
+    if args.json {
+        println!("{value}");
+        return Ok(());
+    }
+    crate::query_cmd::print_status(&value);
+    let rate = value["games_per_second"].as_f64().unwrap_or(0.0);
+    let workers = value["workers"].as_array().map_or(0, Vec::len);
+    println!(
+        "open layer: {}; {workers} live workers; {} games/s this run",
+        value["open_layer"].as_u64().map_or("-".to_string(), |k| k.to_string()),
+        rate as u64
+    );
+    Ok(())
+}

@@ -1,0 +1,427 @@
+//! The worker loop: hello, then lease a shard, fetch the slices it depends on, solve it
+//! on the thread pool while heartbeating, submit, and again, until the run is finished or
+//! shutdown is asked for (the shard in hand is finished and submitted first). A
+//! coordinator that is unreachable is retried with backoff; one that restarted and
+//! forgot this worker is greeted again.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gops_common::cards::CardSet;
+use gops_common::checksum::digest_bytes;
+use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
+use gops_common::objective::Objective;
+use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
+use gops_common::slice::Slice;
+use gops_proto::v1::coordinator_client::CoordinatorClient;
+use gops_proto::v1::{
+    FetchRequest, HeartbeatRequest, HelloRequest, LeaseRequest, ReleaseRequest, SliceData,
+    SubmitRequest, lease_reply,
+};
+use tokio::sync::watch;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+use tracing::{error, info, warn};
+
+use crate::backoff::{Backoff, is_transient};
+use crate::cache::SliceCache;
+use crate::{ShardSolver, WorkerError};
+
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    /// The coordinator's URL, e.g. `http://10.0.0.1:7700`.
+    pub coordinator: String,
+    pub threads: usize,
+    pub token: Option<String>,
+    pub cache_bytes: usize,
+    pub name: String,
+    pub backoff: Backoff,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerSummary {
+    pub shards: u64,
+    pub slices: u64,
+    pub games: u64,
+    pub rejected: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("bad coordinator address '{0}': {1}")]
+    Address(String, String),
+    #[error("the coordinator refused: {0}")]
+    Refused(String),
+    #[error("gave up after the coordinator was unreachable for {0:?}: {1}")]
+    GaveUp(Duration, String),
+    #[error("the coordinator sent something unusable: {0}")]
+    Protocol(String),
+    #[error(transparent)]
+    Worker(#[from] WorkerError),
+}
+
+/// Adds the run's token to every call.
+#[derive(Clone)]
+pub struct AddToken(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for AddToken {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
+
+/// A client for `url` with `token`; connects lazily, reconnects as needed.
+pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
+    let endpoint = Endpoint::from_shared(url.to_string())
+        .map_err(|e| ClientError::Address(url.to_string(), e.to_string()))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    let token = token
+        .map(|t| {
+            format!("Bearer {t}")
+                .parse()
+                .map_err(|_| ClientError::Address(url.to_string(), "token has characters not allowed in a header".into()))
+        })
+        .transpose()?;
+    Ok(CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(token))
+        .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES))
+}
+
+/// How a call ended, once transient failures were retried.
+enum Called<T> {
+    Done(T),
+    /// The coordinator does not know this worker (it restarted): say hello again.
+    Forgotten,
+}
+
+struct Session {
+    client: Client,
+    backoff: Backoff,
+    worker_id: u64,
+    n: u8,
+    objective: Objective,
+    lease: Duration,
+}
+
+impl Session {
+    /// Calls `f` until it succeeds, is refused for good, or the coordinator has been
+    /// unreachable for longer than the backoff allows.
+    async fn call<T, F, Fut>(&self, what: &str, mut f: F) -> Result<Called<T>, ClientError>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            match f(self.client.clone()).await {
+                Ok(response) => return Ok(Called::Done(response.into_inner())),
+                Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
+                Err(status) if is_transient(status.code()) => {
+                    if started.elapsed() > self.backoff.give_up_after {
+                        return Err(ClientError::GaveUp(started.elapsed(), status.message().to_string()));
+                    }
+                    if attempt == 0 {
+                        warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
+                    }
+                    tokio::time::sleep(self.backoff.delay(attempt)).await;
+                    attempt += 1;
+                }
+                Err(status) => return Err(ClientError::Refused(format!("{what}: {}", status.message()))),
+            }
+        }
+    }
+
+    async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
+        let request = HelloRequest {
+            protocol_version: gops_proto::PROTOCOL_VERSION,
+            worker_name: name.to_string(),
+            threads: threads as u32,
+        };
+        let reply = match self.call("hello", |mut c| {
+            let r = request.clone();
+            async move { c.hello(r).await }
+        })
+        .await?
+        {
+            Called::Done(reply) => reply,
+            Called::Forgotten => return Err(ClientError::Protocol("hello answered 'unknown worker'".into())),
+        };
+        let n = u8::try_from(reply.n)
+            .ok()
+            .filter(|n| (1..=gops_common::MAX_N).contains(n))
+            .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
+        let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
+        if self.worker_id != 0 && (n != self.n || objective != self.objective) {
+            return Err(ClientError::Protocol("the coordinator now runs another game".into()));
+        }
+        (self.worker_id, self.n, self.objective) = (reply.worker_id, n, objective);
+        self.lease = Duration::from_millis(reply.lease_ms.max(1));
+        info!(worker = self.worker_id, n, %objective, "joined the coordinator");
+        Ok(())
+    }
+}
+
+/// Runs the worker until the run is finished (Ok) or `shutdown` turns true (Ok, after
+/// the shard in hand is submitted).
+pub async fn run_worker(
+    config: WorkerConfig,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<WorkerSummary, ClientError> {
+    let solver = Arc::new(ShardSolver::new(config.threads)?);
+    let mut session = Session {
+        client: connect(&config.coordinator, config.token.as_deref())?,
+        backoff: config.backoff.clone(),
+        worker_id: 0,
+        n: 0,
+        objective: Objective::Points,
+        lease: Duration::from_secs(60),
+    };
+    session.hello(&config.name, config.threads).await?;
+    let mut cache = SliceCache::new(config.cache_bytes);
+    let mut engine: Option<Arc<LayerEngine>> = None;
+    let mut summary = WorkerSummary::default();
+    loop {
+        if *shutdown.borrow() {
+            info!("shutting down");
+            return Ok(summary);
+        }
+        let worker_id = session.worker_id;
+        let reply = match session
+            .call("lease", |mut c| async move { c.lease(LeaseRequest { worker_id }).await })
+            .await?
+        {
+            Called::Done(reply) => reply,
+            Called::Forgotten => {
+                session.hello(&config.name, config.threads).await?;
+                continue;
+            }
+        };
+        let shard = match reply.reply {
+            Some(lease_reply::Reply::Finished(_)) => {
+                info!(shards = summary.shards, slices = summary.slices, "run finished");
+                return Ok(summary);
+            }
+            Some(lease_reply::Reply::Wait(wait)) => {
+                let pause = Duration::from_millis(wait.retry_after_ms.clamp(1, 10_000));
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = shutdown.changed() => {}
+                }
+                continue;
+            }
+            Some(lease_reply::Reply::Shard(shard)) => shard,
+            None => return Err(ClientError::Protocol("empty lease reply".into())),
+        };
+        let layer = u8::try_from(shard.layer)
+            .ok()
+            .filter(|&k| k >= 1 && k <= session.n)
+            .ok_or_else(|| ClientError::Protocol(format!("shard of layer {}", shard.layer)))?;
+        if shard.prize_ranks.iter().any(|&r| r as usize >= prize_set_count(session.n, layer)) {
+            return Err(ClientError::Protocol("shard with a prize rank out of range".into()));
+        }
+        let started = Instant::now();
+        let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
+            Some(e) => Arc::clone(e),
+            None => {
+                let (n, objective) = (session.n, session.objective);
+                let built = tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
+                    .await
+                    .map_err(|e| ClientError::Protocol(e.to_string()))?;
+                cache.keep_layer(layer - 1);
+                let built = Arc::new(built);
+                engine = Some(Arc::clone(&built));
+                built
+            }
+        };
+        let deps = fetch_dependencies(&mut session, &mut cache, layer, &shard.prize_ranks).await?;
+        let solved = solve_with_heartbeats(&session, &solver, layer_engine, deps, &shard).await?;
+        let solved = match solved {
+            Ok(slices) => slices,
+            Err(e) => {
+                error!(layer, error = %e, "shard failed; giving it back");
+                let request = ReleaseRequest { worker_id: session.worker_id, lease_id: shard.lease_id };
+                let _ = session.client.clone().release(request).await;
+                return Err(e.into());
+            }
+        };
+        let games: u64 = solved.iter().map(|s| s.games).sum();
+        match submit(&mut session, &config, layer, shard.lease_id, &solved).await? {
+            true => {
+                summary.shards += 1;
+                summary.slices += solved.len() as u64;
+                summary.games += games;
+                info!(
+                    layer,
+                    slices = solved.len(),
+                    games,
+                    seconds = format!("{:.2}", started.elapsed().as_secs_f64()),
+                    "shard done"
+                );
+            }
+            false => summary.rejected += 1,
+        }
+    }
+}
+
+/// The slices of layer `layer - 1` the shard reads, from the cache or the coordinator.
+async fn fetch_dependencies(
+    session: &mut Session,
+    cache: &mut SliceCache,
+    layer: u8,
+    prize_ranks: &[u32],
+) -> Result<HashMap<u32, Arc<Slice>>, ClientError> {
+    let mut deps = HashMap::new();
+    if layer == 1 {
+        deps.insert(0, Arc::new(terminal_slice()));
+        return Ok(deps);
+    }
+    let below = layer - 1;
+    let needed: BTreeSet<u32> = prize_ranks
+        .iter()
+        .flat_map(|&r| {
+            let prizes = prize_unrank(r, layer);
+            prizes.iter().map(move |c| prize_rank(prizes.without(c)))
+        })
+        .collect();
+    let mut missing = Vec::new();
+    for rank in needed {
+        match cache.get(below, rank) {
+            Some(slice) => {
+                deps.insert(rank, slice);
+            }
+            None => missing.push(rank),
+        }
+    }
+    for chunk in missing.chunks(1024) {
+        let (n, objective) = (session.n, session.objective);
+        let request = FetchRequest { layer: u32::from(below), prize_ranks: chunk.to_vec() };
+        let fetched = session
+            .call("fetch", |mut c| {
+                let r = request.clone();
+                async move {
+                    let mut stream = c.fetch_slices(r).await?.into_inner();
+                    let mut slices = Vec::new();
+                    while let Some(item) = stream.message().await? {
+                        slices.push(item);
+                    }
+                    Ok(tonic::Response::new(slices))
+                }
+            })
+            .await?;
+        let Called::Done(fetched) = fetched else {
+            return Err(ClientError::Protocol("fetch answered 'unknown worker'".into()));
+        };
+        if fetched.len() != chunk.len() {
+            return Err(ClientError::Protocol(format!("asked for {} slices, got {}", chunk.len(), fetched.len())));
+        }
+        for (data, &want) in fetched.into_iter().zip(chunk) {
+            if data.layer != u32::from(below) || data.prize_rank != want {
+                return Err(ClientError::Protocol("fetched slice is not the one asked for".into()));
+            }
+            if digest_bytes(&data.body).as_slice() != data.digest.as_slice() {
+                return Err(ClientError::Protocol(format!("slice {want} arrived damaged")));
+            }
+            let slice = Slice::decode_for(n, objective, below, want, &data.body).map_err(ClientError::Protocol)?;
+            let slice = Arc::new(slice);
+            cache.insert(below, want, Arc::clone(&slice));
+            deps.insert(want, slice);
+        }
+    }
+    Ok(deps)
+}
+
+/// Solves the shard on the pool, off the runtime, heartbeating its lease meanwhile.
+async fn solve_with_heartbeats(
+    session: &Session,
+    solver: &Arc<ShardSolver>,
+    engine: Arc<LayerEngine>,
+    deps: HashMap<u32, Arc<Slice>>,
+    shard: &gops_proto::v1::Shard,
+) -> Result<Result<Vec<SolvedSlice>, WorkerError>, ClientError> {
+    let solver = Arc::clone(solver);
+    let ranks = shard.prize_ranks.clone();
+    let mut task = tokio::task::spawn_blocking(move || {
+        let dependency = |prizes: CardSet| &*deps[&prize_rank(prizes)];
+        solver.solve_shard(&engine, &ranks, &dependency)
+    });
+    let mut beats = tokio::time::interval((session.lease / 3).max(Duration::from_millis(1)));
+    beats.tick().await;
+    loop {
+        tokio::select! {
+            result = &mut task => {
+                return result.map_err(|e| ClientError::Protocol(format!("solver thread failed: {e}")));
+            }
+            _ = beats.tick() => {
+                let request = HeartbeatRequest { worker_id: session.worker_id, lease_id: shard.lease_id };
+                match session.client.clone().heartbeat(request).await {
+                    Ok(reply) if !reply.get_ref().valid => {
+                        warn!(lease = shard.lease_id, "lease lost; finishing the shard anyway");
+                    }
+                    Ok(_) => {}
+                    Err(status) => warn!(error = %status.message(), "heartbeat failed"),
+                }
+            }
+        }
+    }
+}
+
+/// Submits the shard's slices in chunks; true if stored (or already stored), false if
+/// the coordinator rejected them.
+async fn submit(
+    session: &mut Session,
+    config: &WorkerConfig,
+    layer: u8,
+    lease_id: u64,
+    solved: &[SolvedSlice],
+) -> Result<bool, ClientError> {
+    let mut chunks: Vec<Vec<SliceData>> = vec![Vec::new()];
+    let mut size = 0;
+    for s in solved {
+        let body = s.slice.encode();
+        let data = SliceData {
+            layer: u32::from(layer),
+            prize_rank: s.prize_rank,
+            digest: digest_bytes(&body).to_vec(),
+            body,
+            max_gap: s.max_gap,
+            games: s.games,
+        };
+        if size + data.body.len() > gops_proto::SUBMIT_CHUNK_BYTES && !chunks.last().unwrap().is_empty() {
+            chunks.push(Vec::new());
+            size = 0;
+        }
+        size += data.body.len();
+        chunks.last_mut().unwrap().push(data);
+    }
+    for chunk in chunks {
+        loop {
+            let request = SubmitRequest { worker_id: session.worker_id, lease_id, slices: chunk.clone() };
+            let result = session
+                .call("submit", |mut c| {
+                    let r = request.clone();
+                    async move { c.submit(r).await }
+                })
+                .await;
+            match result {
+                Ok(Called::Done(_)) => break,
+                Ok(Called::Forgotten) => session.hello(&config.name, config.threads).await?,
+                Err(ClientError::Refused(why)) => {
+                    error!(layer, lease = lease_id, reason = %why, "submission rejected");
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(true)
+}
