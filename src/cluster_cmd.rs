@@ -28,7 +28,10 @@ pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
         .map_err(|e| Failure::Usage(format!("cannot read token file {}: {e}", path.display())))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
     if token.is_empty() {
-        return Err(Failure::Usage(format!("token file {} is empty", path.display())));
+        return Err(Failure::Usage(format!(
+            "token file {} is empty",
+            path.display()
+        )));
     }
     Ok(Some(token))
 }
@@ -45,13 +48,14 @@ async fn termination() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -78,7 +82,10 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         verify_fraction: args.verify_fraction,
         ..CoordinatorConfig::default()
     };
-    let core = Arc::new(Coordinator::new(store, config, Arc::new(Silent)).map_err(|e| Failure::Runtime(e.to_string()))?);
+    let core = Arc::new(
+        Coordinator::new(store, config, Arc::new(Silent))
+            .map_err(|e| Failure::Runtime(e.to_string()))?,
+    );
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.listen)
@@ -113,9 +120,12 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 _ = done => info!("run complete; stopping"),
             }
         };
-        serve(listener, core, token, Duration::from_secs(args.progress_secs), shutdown)
+        let served = serve(listener, Arc::clone(&core), token, Duration::from_secs(args.progress_secs), shutdown)
             .await
-            .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")))
+            .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
+        let (_, stored) = core.position();
+        info!(slices_stored = stored, slices_leased = core.leased_this_run(), complete = core.is_finished(), "coordinator stopped");
+        served
     })
 }
 
@@ -130,7 +140,6 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "worker".into())
     });
-    connect(&args.coordinator, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
     let config = WorkerConfig {
         coordinator: args.coordinator,
         threads,
@@ -144,32 +153,47 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
     };
     let rt = runtime()?;
     rt.block_on(async {
+        // a bad address is bad input, found before any work
+        connect(&config.coordinator, config.token.as_deref())
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(async move {
             termination().await;
             info!("signal received; finishing the current shard, then exiting");
             let _ = stop.send(true);
         });
-        let summary = run_worker(config, stopped).await.map_err(|e| Failure::Runtime(e.to_string()))?;
-        info!(shards = summary.shards, slices = summary.slices, games = summary.games, rejected = summary.rejected, "worker done");
+        let summary = run_worker(config, stopped)
+            .await
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        info!(
+            shards = summary.shards,
+            slices = summary.slices,
+            games = summary.games,
+            rejected = summary.rejected,
+            "worker done"
+        );
         Ok(())
     })
 }
 
 pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
-    let url = args.coordinator.clone().expect("clap requires --db or --coordinator");
+    let url = args
+        .coordinator
+        .clone()
+        .expect("clap requires --db or --coordinator");
     let token = read_token(args.token_file.as_deref())?;
-    let mut client = connect(&url, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
     let rt = runtime()?;
     let json = rt.block_on(async move {
+        let mut client =
+            connect(&url, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
         client
             .status(StatusRequest {})
             .await
             .map(|r| r.into_inner().json)
             .map_err(|s| Failure::Runtime(format!("status from {url}: {}", s.message())))
     })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&json).map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&json)
+        .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
     if args.json {
         println!("{value}");
         return Ok(());
@@ -179,7 +203,9 @@ pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
     let workers = value["workers"].as_array().map_or(0, Vec::len);
     println!(
         "open layer: {}; {workers} live workers; {} games/s this run",
-        value["open_layer"].as_u64().map_or("-".to_string(), |k| k.to_string()),
+        value["open_layer"]
+            .as_u64()
+            .map_or("-".to_string(), |k| k.to_string()),
         rate as u64
     );
     Ok(())

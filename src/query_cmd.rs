@@ -31,17 +31,30 @@ pub fn print_status(status: &serde_json::Value) {
         status["n"],
         status["objective"].as_str().unwrap_or("?"),
         status["db"].as_str().unwrap_or("?"),
-        if status["complete"] == true { "complete" } else { "incomplete" }
+        if status["complete"] == true {
+            "complete"
+        } else {
+            "incomplete"
+        }
     );
-    println!("{:>3} {:>7} {:>7} {:>14} {:>9}  checksum", "k", "slices", "done", "states", "max_gap");
-    for l in status["layers"].as_array().map(Vec::as_slice).unwrap_or_default() {
+    println!(
+        "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
+        "k", "slices", "done", "states", "max_gap"
+    );
+    for l in status["layers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
         println!(
             "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
             l["k"],
             l["slices"],
             l["done"],
             l["states"],
-            l["max_gap"].as_f64().map_or("-".to_string(), |g| format!("{g:.1e}")),
+            l["max_gap"]
+                .as_f64()
+                .map_or("-".to_string(), |g| format!("{g:.1e}")),
             l["checksum"].as_str().unwrap_or("-")
         );
     }

@@ -6,10 +6,10 @@
 
 use crate::binomial::binomial;
 use crate::checksum::Digest;
+use crate::layout::Oriented;
 use crate::objective::Objective;
 use crate::pattern::PatternIndex;
 use crate::prizes::prize_unrank;
-use crate::layout::Oriented;
 
 /// The stored window of one pattern, in slice-relative positions `d + diff_range`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +200,9 @@ impl Slice {
         body: &[u8],
     ) -> Result<Slice, String> {
         if k == 0 || k > n || u64::from(rank) >= binomial(n.into(), k.into()) {
-            return Err(format!("layer {k} has no slice {rank} in the {n}-card game"));
+            return Err(format!(
+                "layer {k} has no slice {rank} in the {n}-card game"
+            ));
         }
         let patterns = PatternIndex::new(n, k).count().div_ceil(2);
         let diff_range = objective.diff_range(prize_unrank(rank, k));

@@ -144,6 +144,8 @@ struct Inner {
     rejected: u64,
     /// Stop leasing after this many slices this run (tests of interruption).
     slice_budget: Option<u64>,
+    /// Distinct (layer, prize rank) leased this run.
+    leased: std::collections::HashSet<(u8, u32)>,
 }
 
 pub struct Coordinator {
@@ -179,6 +181,7 @@ impl Coordinator {
                 games_this_run: 0,
                 rejected: 0,
                 slice_budget: None,
+                leased: Default::default(),
             }),
             observer,
         };
@@ -190,7 +193,9 @@ impl Coordinator {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn store(&self) -> &Store {
@@ -212,6 +217,11 @@ impl Coordinator {
     /// Stops leasing once this run has stored `slices` slices.
     pub fn set_slice_budget(&self, slices: Option<u64>) {
         self.lock().slice_budget = slices;
+    }
+
+    /// Distinct slices leased to workers this run.
+    pub fn leased_this_run(&self) -> usize {
+        self.lock().leased.len()
     }
 
     /// Matrix games in the slices this run stored.
@@ -266,7 +276,13 @@ impl Coordinator {
                 self.config.min_games_per_shard,
             );
             let ledger = LeaseLedger::new(shards, self.config.lease, inner.next_lease);
-            info!(layer = k, slices = size.slices, stored = already, shards = ledger.shard_count(), "layer open");
+            info!(
+                layer = k,
+                slices = size.slices,
+                stored = already,
+                shards = ledger.shard_count(),
+                "layer open"
+            );
             self.observer.layer_started(&size, already);
             inner.open = Some(OpenLayer {
                 engine: Arc::new(LayerEngine::new(n, k, objective)),
@@ -350,21 +366,37 @@ impl Coordinator {
     pub fn lease(&self, worker: u64, now: Instant) -> Result<LeaseOutcome, CoreError> {
         let mut inner = self.lock();
         Self::touch(&mut inner, worker, now)?;
-        if inner.slice_budget.is_some_and(|b| inner.slices_this_run >= b) {
+        if inner
+            .slice_budget
+            .is_some_and(|b| inner.slices_this_run >= b)
+        {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
         let Some(open) = inner.open.as_mut() else {
             return Ok(LeaseOutcome::Finished);
         };
         for (lease_id, holder) in open.ledger.expire(now) {
-            warn!(worker = holder, lease = lease_id, layer = open.size.k, "lease expired");
+            warn!(
+                worker = holder,
+                lease = lease_id,
+                layer = open.size.k,
+                "lease expired"
+            );
         }
-        Ok(match open.ledger.assign(worker, now) {
-            Assignment::Shard { lease_id, prize_ranks } => LeaseOutcome::Shard {
+        let k = open.size.k;
+        let assignment = open.ledger.assign(worker, now);
+        Ok(match assignment {
+            Assignment::Shard {
                 lease_id,
-                layer: open.size.k,
                 prize_ranks,
-            },
+            } => {
+                inner.leased.extend(prize_ranks.iter().map(|&r| (k, r)));
+                LeaseOutcome::Shard {
+                    lease_id,
+                    layer: k,
+                    prize_ranks,
+                }
+            }
             Assignment::Wait | Assignment::LayerDone => LeaseOutcome::Wait(self.config.retry_after),
         })
     }
@@ -391,7 +423,9 @@ impl Coordinator {
     pub fn check_fetch(&self, layer: u8, ranks: &[u32]) -> Result<(), CoreError> {
         let n = self.n();
         if layer == 0 || layer > n {
-            return Err(CoreError::BadRequest(format!("layer {layer} is outside 1..={n}")));
+            return Err(CoreError::BadRequest(format!(
+                "layer {layer} is outside 1..={n}"
+            )));
         }
         if ranks.len() > self.config.max_fetch {
             return Err(CoreError::BadRequest(format!(
@@ -402,7 +436,9 @@ impl Coordinator {
         }
         let count = prize_set_count(n, layer);
         if let Some(bad) = ranks.iter().find(|&&r| r as usize >= count) {
-            return Err(CoreError::BadRequest(format!("layer {layer} has no slice {bad}")));
+            return Err(CoreError::BadRequest(format!(
+                "layer {layer} has no slice {bad}"
+            )));
         }
         if self.store.layer(layer)?.is_none() {
             return Err(CoreError::NotReady(layer));
@@ -413,7 +449,9 @@ impl Coordinator {
     /// One slice of a layer [`Coordinator::check_fetch`] accepted, as stored.
     pub fn fetch_one(&self, layer: u8, rank: u32) -> Result<SliceBytes, CoreError> {
         Ok(self.store.slice_bytes(layer, rank)?.ok_or_else(|| {
-            StoreError::Corrupt(format!("layer {layer} is complete but slice {rank} is missing"))
+            StoreError::Corrupt(format!(
+                "layer {layer} is complete but slice {rank} is missing"
+            ))
         })?)
     }
 
@@ -524,13 +562,19 @@ impl Coordinator {
                 continue;
             }
             if s.layer != k {
-                return Err(format!("slice of layer {} while layer {k} is open", s.layer));
+                return Err(format!(
+                    "slice of layer {} while layer {k} is open",
+                    s.layer
+                ));
             }
             if !open.ledger.contains(s.prize_rank) && (s.prize_rank as usize) >= open.size.slices {
                 return Err(format!("layer {k} has no slice {}", s.prize_rank));
             }
             if !seen.insert(s.prize_rank) {
-                return Err(format!("slice {} submitted twice in one request", s.prize_rank));
+                return Err(format!(
+                    "slice {} submitted twice in one request",
+                    s.prize_rank
+                ));
             }
             match open.digests[s.prize_rank as usize] {
                 Some(stored) if stored == s.bytes.digest => duplicates += 1,
@@ -562,7 +606,9 @@ impl Coordinator {
                                 .store
                                 .slice(k - 1, rank)
                                 .map_err(|e| e.to_string())?
-                                .ok_or_else(|| format!("dependency {rank} of layer {} missing", k - 1))?;
+                                .ok_or_else(|| {
+                                    format!("dependency {rank} of layer {} missing", k - 1)
+                                })?;
                             Arc::new(record.slice)
                         };
                         open.below.insert(rank, Arc::clone(&slice));
@@ -600,7 +646,9 @@ impl Coordinator {
         let scale = 1.0 + f64::from(gops_common::CardSet::full(self.n()).sum());
         let gap = s.bytes.max_gap;
         if !(gap.is_finite() && (0.0..=GAP_TOLERANCE * scale).contains(&gap)) {
-            return Err(format!("slice {rank}: certificate gap {gap:e} over tolerance"));
+            return Err(format!(
+                "slice {rank}: certificate gap {gap:e} over tolerance"
+            ));
         }
         let dependency = |prizes| &*below[&prize_rank(prizes)];
         let states = slice.patterns() * slice.width();
@@ -612,7 +660,11 @@ impl Coordinator {
         let mut rng = StdRng::seed_from_u64(u64::from(engine.k()) << 32 | u64::from(rank));
         let mut solver = GameSolver::new();
         for i in 0..samples {
-            let state = if samples == states { i } else { rng.random_range(0..states) };
+            let state = if samples == states {
+                i
+            } else {
+                rng.random_range(0..states)
+            };
             let (p, slot) = (state / slice.width(), state % slice.width());
             let d = slot as i32 - slice.diff_range;
             let want = engine
@@ -655,7 +707,14 @@ impl Coordinator {
         let (open_layer, shards) = match &inner.open {
             Some(open) => {
                 let c = open.ledger.counts();
-                (Some(open.size.k), Some(ShardCounts { pending: c.pending, leased: c.leased, done: c.done }))
+                (
+                    Some(open.size.k),
+                    Some(ShardCounts {
+                        pending: c.pending,
+                        leased: c.leased,
+                        done: c.done,
+                    }),
+                )
             }
             None => (None, None),
         };

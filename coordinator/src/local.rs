@@ -60,7 +60,9 @@ pub fn solve_local(
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| LocalError::Runtime(format!("cannot listen on loopback: {e}")))?;
-        let address = listener.local_addr().map_err(|e| LocalError::Runtime(e.to_string()))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| LocalError::Runtime(e.to_string()))?;
         let (stop_server, server_stopped) = watch::channel(false);
         let server = tokio::spawn(serve(
             listener,
@@ -93,12 +95,17 @@ pub fn solve_local(
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let worker_result = worker.await.map_err(|e| LocalError::Runtime(e.to_string()))?;
+        let worker_result = worker
+            .await
+            .map_err(|e| LocalError::Runtime(e.to_string()))?;
         let _ = stop_server.send(true);
         let _ = server.await;
         worker_result.map_err(|e| LocalError::Runtime(format!("worker: {e}")))
     })?;
-    let core = Arc::try_unwrap(core).map_err(|_| LocalError::Runtime("coordinator still in use".into()))?;
+    // dropping the runtime drops every task that still holds the coordinator
+    runtime.shutdown_timeout(Duration::from_secs(30));
+    let core = Arc::try_unwrap(core)
+        .map_err(|_| LocalError::Runtime("coordinator still in use".into()))?;
     let (position, slices_this_run) = core.position();
     let games = core.games_this_run();
     let store = core.into_store();
@@ -106,7 +113,10 @@ pub fn solve_local(
         Some(layer) => {
             let slices_stored = store.stored_count(layer)?;
             info!(layer, slices_stored, "interrupted");
-            SolveOutcome::Interrupted { layer, slices_stored }
+            SolveOutcome::Interrupted {
+                layer,
+                slices_stored,
+            }
         }
         None => {
             let mut layers = Vec::new();

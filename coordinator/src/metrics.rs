@@ -22,19 +22,79 @@ pub fn render(core: &Coordinator) -> String {
     let done_layers = status.run.layers.iter().filter(|l| l.complete).count();
     let done_slices: usize = status.run.layers.iter().map(|l| l.done).sum();
     let all_slices: usize = status.run.layers.iter().map(|l| l.slices).sum();
-    gauge(&mut registry, "n", "Cards per player of the game being solved", f64::from(status.run.n));
-    gauge(&mut registry, "layers_complete", "Layers complete", done_layers as f64);
-    gauge(&mut registry, "open_layer", "The layer being solved (0 when complete)", f64::from(status.open_layer.unwrap_or(0)));
-    gauge(&mut registry, "slices_stored", "Slices stored over all layers", done_slices as f64);
-    gauge(&mut registry, "slices_total", "Slices of the whole game", all_slices as f64);
-    gauge(&mut registry, "workers_live", "Workers seen within two lease periods", status.workers.len() as f64);
-    gauge(&mut registry, "games_per_second", "Matrix games solved per second this run", status.games_per_second);
-    gauge(&mut registry, "slices_per_second", "Slices stored per second this run", status.slices_per_second);
-    gauge(&mut registry, "submissions_rejected", "Submissions that failed validation this run", status.rejected_submissions as f64);
+    gauge(
+        &mut registry,
+        "n",
+        "Cards per player of the game being solved",
+        f64::from(status.run.n),
+    );
+    gauge(
+        &mut registry,
+        "layers_complete",
+        "Layers complete",
+        done_layers as f64,
+    );
+    gauge(
+        &mut registry,
+        "open_layer",
+        "The layer being solved (0 when complete)",
+        f64::from(status.open_layer.unwrap_or(0)),
+    );
+    gauge(
+        &mut registry,
+        "slices_stored",
+        "Slices stored over all layers",
+        done_slices as f64,
+    );
+    gauge(
+        &mut registry,
+        "slices_total",
+        "Slices of the whole game",
+        all_slices as f64,
+    );
+    gauge(
+        &mut registry,
+        "workers_live",
+        "Workers seen within two lease periods",
+        status.workers.len() as f64,
+    );
+    gauge(
+        &mut registry,
+        "games_per_second",
+        "Matrix games solved per second this run",
+        status.games_per_second,
+    );
+    gauge(
+        &mut registry,
+        "slices_per_second",
+        "Slices stored per second this run",
+        status.slices_per_second,
+    );
+    gauge(
+        &mut registry,
+        "submissions_rejected",
+        "Submissions that failed validation this run",
+        status.rejected_submissions as f64,
+    );
     if let Some(shards) = &status.shards {
-        gauge(&mut registry, "shards_pending", "Shards of the open layer waiting", shards.pending as f64);
-        gauge(&mut registry, "shards_leased", "Shards of the open layer leased", shards.leased as f64);
-        gauge(&mut registry, "shards_done", "Shards of the open layer done", shards.done as f64);
+        gauge(
+            &mut registry,
+            "shards_pending",
+            "Shards of the open layer waiting",
+            shards.pending as f64,
+        );
+        gauge(
+            &mut registry,
+            "shards_leased",
+            "Shards of the open layer leased",
+            shards.leased as f64,
+        );
+        gauge(
+            &mut registry,
+            "shards_done",
+            "Shards of the open layer done",
+            shards.done as f64,
+        );
     }
     let mut text = String::new();
     if encode(&mut text, &registry).is_err() {

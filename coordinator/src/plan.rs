@@ -109,7 +109,10 @@ mod tests {
         }
         assert!(plan_shards(&[], 5, 3, 1).is_empty());
         // small layers are not cut finer than the minimum work per shard
-        assert_eq!(plan_shards(&missing, 10, 64, 1000).len(), missing.len().div_ceil(100));
+        assert_eq!(
+            plan_shards(&missing, 10, 64, 1000).len(),
+            missing.len().div_ceil(100)
+        );
         // a slice heavier than the target gets a shard of its own
         assert!(
             plan_shards(&missing, u64::MAX, 1, MIN_GAMES_PER_SHARD)

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
-    FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest,
-    LeaseReply, LeaseRequest, ReleaseReply, ReleaseRequest, Shard, SliceData, StatusReply,
-    StatusRequest, SubmitReply, SubmitRequest, Wait, lease_reply,
+    FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
+    LeaseRequest, ReleaseReply, ReleaseRequest, Shard, SliceData, StatusReply, StatusRequest,
+    SubmitReply, SubmitRequest, Wait, lease_reply,
 };
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
@@ -28,7 +28,9 @@ impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
         let message = e.to_string();
         match e {
-            CoreError::Version { .. } | CoreError::NotReady(_) => Status::failed_precondition(message),
+            CoreError::Version { .. } | CoreError::NotReady(_) => {
+                Status::failed_precondition(message)
+            }
             CoreError::UnknownWorker(_) => Status::not_found(message),
             CoreError::BadRequest(_) | CoreError::Rejected(_) => Status::invalid_argument(message),
             CoreError::Store(_) | CoreError::Engine(_) => Status::internal(message),
@@ -37,7 +39,8 @@ impl From<CoreError> for Status {
 }
 
 fn layer_of(value: u32) -> Result<u8, Status> {
-    u8::try_from(value).map_err(|_| Status::invalid_argument(format!("layer {value} is out of range")))
+    u8::try_from(value)
+        .map_err(|_| Status::invalid_argument(format!("layer {value} is out of range")))
 }
 
 /// Runs a blocking core call off the async runtime.
@@ -73,7 +76,11 @@ impl CoordinatorRpc for Service {
     async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
         let worker = request.into_inner().worker_id;
         let reply = match self.core.lease(worker, Instant::now())? {
-            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => lease_reply::Reply::Shard(Shard {
+            LeaseOutcome::Shard {
+                lease_id,
+                layer,
+                prize_ranks,
+            } => lease_reply::Reply::Shard(Shard {
                 lease_id,
                 layer: u32::from(layer),
                 prize_ranks,
@@ -91,7 +98,9 @@ impl CoordinatorRpc for Service {
         request: Request<HeartbeatRequest>,
     ) -> Result<Response<HeartbeatReply>, Status> {
         let r = request.into_inner();
-        let valid = self.core.heartbeat(r.worker_id, r.lease_id, Instant::now())?;
+        let valid = self
+            .core
+            .heartbeat(r.worker_id, r.lease_id, Instant::now())?;
         Ok(Response::new(HeartbeatReply { valid }))
     }
 
@@ -122,7 +131,10 @@ impl CoordinatorRpc for Service {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
-    async fn submit(&self, request: Request<SubmitRequest>) -> Result<Response<SubmitReply>, Status> {
+    async fn submit(
+        &self,
+        request: Request<SubmitRequest>,
+    ) -> Result<Response<SubmitReply>, Status> {
         let r = request.into_inner();
         let slices = r
             .slices
@@ -130,20 +142,27 @@ impl CoordinatorRpc for Service {
             .map(submitted)
             .collect::<Result<Vec<_>, Status>>()?;
         let core = Arc::clone(&self.core);
-        let outcome = blocking(move || core.submit(r.worker_id, r.lease_id, slices, Instant::now())).await?;
+        let outcome =
+            blocking(move || core.submit(r.worker_id, r.lease_id, slices, Instant::now())).await?;
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
             duplicates: outcome.duplicates,
         }))
     }
 
-    async fn release(&self, request: Request<ReleaseRequest>) -> Result<Response<ReleaseReply>, Status> {
+    async fn release(
+        &self,
+        request: Request<ReleaseRequest>,
+    ) -> Result<Response<ReleaseReply>, Status> {
         let r = request.into_inner();
         self.core.release(r.worker_id, r.lease_id)?;
         Ok(Response::new(ReleaseReply {}))
     }
 
-    async fn status(&self, _request: Request<StatusRequest>) -> Result<Response<StatusReply>, Status> {
+    async fn status(
+        &self,
+        _request: Request<StatusRequest>,
+    ) -> Result<Response<StatusReply>, Status> {
         let core = Arc::clone(&self.core);
         let status = blocking(move || core.status(Instant::now())).await?;
         let json = serde_json::to_string(&status).map_err(|e| Status::internal(e.to_string()))?;
@@ -164,11 +183,9 @@ pub fn slice_data(layer: u8, rank: u32, bytes: SliceBytes) -> SliceData {
 
 /// A slice off the wire, its fields checked for form (the core checks content).
 pub fn submitted(s: SliceData) -> Result<Submitted, Status> {
-    let digest = s
-        .digest
-        .as_slice()
-        .try_into()
-        .map_err(|_| Status::invalid_argument(format!("digest of {} bytes, expected 32", s.digest.len())))?;
+    let digest = s.digest.as_slice().try_into().map_err(|_| {
+        Status::invalid_argument(format!("digest of {} bytes, expected 32", s.digest.len()))
+    })?;
     Ok(Submitted {
         layer: layer_of(s.layer)?,
         prize_rank: s.prize_rank,
@@ -252,24 +269,37 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     loop {
         ticks.tick().await;
         let c = Arc::clone(&core);
-        let Ok(Ok(status)) = tokio::task::spawn_blocking(move || c.status(Instant::now())).await else {
+        let Ok(Ok(status)) = tokio::task::spawn_blocking(move || c.status(Instant::now())).await
+        else {
             continue;
         };
         let Some(layer) = status.open_layer else {
             info!("run complete");
             continue;
         };
-        let shards = status.shards.clone().unwrap_or(crate::cluster::ShardCounts { pending: 0, leased: 0, done: 0 });
+        let shards = status
+            .shards
+            .clone()
+            .unwrap_or(crate::cluster::ShardCounts {
+                pending: 0,
+                leased: 0,
+                done: 0,
+            });
         let total = shards.pending + shards.leased + shards.done;
         let remaining_games: u64 = status
             .run
             .layers
             .iter()
             .filter(|l| !l.complete)
-            .map(|l| l.states / l.slices.max(1) as u64 * (l.slices - l.done) as u64 * u64::from(l.k))
+            .map(|l| {
+                l.states / l.slices.max(1) as u64 * (l.slices - l.done) as u64 * u64::from(l.k)
+            })
             .sum();
         let eta = if status.games_per_second > 0.0 {
-            format!("{:.0}s", remaining_games as f64 / 2.0 / status.games_per_second)
+            format!(
+                "{:.0}s",
+                remaining_games as f64 / 2.0 / status.games_per_second
+            )
         } else {
             "unknown".into()
         };

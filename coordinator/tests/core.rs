@@ -10,7 +10,9 @@ use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
-use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome, Submitted};
+use gops_coordinator::cluster::{
+    Coordinator, CoordinatorConfig, CoreError, LeaseOutcome, Submitted,
+};
 use gops_coordinator::solve::Silent;
 use gops_coordinator::store::{SliceBytes, Store};
 
@@ -65,7 +67,11 @@ fn run_to_the_end(core: &Coordinator, worker: u64, now: Instant) {
         match core.lease(worker, now).unwrap() {
             LeaseOutcome::Finished => return,
             LeaseOutcome::Wait(_) => panic!("a single worker never waits"),
-            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => {
+            LeaseOutcome::Shard {
+                lease_id,
+                layer,
+                prize_ranks,
+            } => {
                 let slices = solve_shard(core, layer, &prize_ranks);
                 core.submit(worker, lease_id, slices, now).unwrap();
             }
@@ -85,7 +91,9 @@ fn reference_checksums(n: u8) -> Vec<String> {
     let store = Store::open_or_create(&dir.path().join("db"), n, Objective::Points).unwrap();
     let solver = gops_worker::ShardSolver::new(1).unwrap();
     gops_coordinator::solve::solve(&store, &solver, &Silent, &Default::default()).unwrap();
-    (1..=n).map(|k| store.layer(k).unwrap().unwrap().checksum).collect()
+    (1..=n)
+        .map(|k| store.layer(k).unwrap().unwrap().checksum)
+        .collect()
 }
 
 #[test]
@@ -103,43 +111,92 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 1.0);
     let now = Instant::now();
-    let cheat = core.hello(gops_proto::PROTOCOL_VERSION, "cheat", 1).unwrap();
-    let honest = core.hello(gops_proto::PROTOCOL_VERSION, "honest", 1).unwrap();
+    let cheat = core
+        .hello(gops_proto::PROTOCOL_VERSION, "cheat", 1)
+        .unwrap();
+    let honest = core
+        .hello(gops_proto::PROTOCOL_VERSION, "honest", 1)
+        .unwrap();
     // finish layers 1 and 2 honestly, then cheat on a shard of layer 3
     loop {
-        let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(honest, now).unwrap() else {
+        let LeaseOutcome::Shard {
+            lease_id,
+            layer,
+            prize_ranks,
+        } = core.lease(honest, now).unwrap()
+        else {
             panic!()
         };
         if layer == 3 {
             core.release(honest, lease_id).unwrap();
             break;
         }
-        core.submit(honest, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+        core.submit(
+            honest,
+            lease_id,
+            solve_shard(&core, layer, &prize_ranks),
+            now,
+        )
+        .unwrap();
     }
-    let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(cheat, now).unwrap() else {
+    let LeaseOutcome::Shard {
+        lease_id,
+        layer,
+        prize_ranks,
+    } = core.lease(cheat, now).unwrap()
+    else {
         panic!()
     };
     let mut slices = solve_shard(&core, layer, &prize_ranks);
     // one value off by one ulp, with a digest that matches the forged bytes
     let victim = slices.last_mut().unwrap();
-    let mut slice = Slice::decode_for(5, Objective::Points, layer, victim.prize_rank, &victim.bytes.body).unwrap();
+    let mut slice = Slice::decode_for(
+        5,
+        Objective::Points,
+        layer,
+        victim.prize_rank,
+        &victim.bytes.body,
+    )
+    .unwrap();
     let last = slice.values.len() - 1;
     slice.values[last] = f64::from_bits(slice.values[last].to_bits() + 1);
     victim.bytes.body = slice.encode();
     victim.bytes.digest = digest_bytes(&victim.bytes.body);
     let stored_before = core.store().stored_count(layer).unwrap();
     let err = core.submit(cheat, lease_id, slices, now).unwrap_err();
-    assert!(matches!(err, CoreError::Rejected(ref why) if why.contains("re-solve")), "{err}");
-    assert_eq!(core.store().stored_count(layer).unwrap(), stored_before, "nothing stored");
+    assert!(
+        matches!(err, CoreError::Rejected(ref why) if why.contains("re-solve")),
+        "{err}"
+    );
+    assert_eq!(
+        core.store().stored_count(layer).unwrap(),
+        stored_before,
+        "nothing stored"
+    );
     let status = core.status(now).unwrap();
     assert_eq!(status.rejected_submissions, 1);
-    assert_eq!(status.workers.iter().find(|w| w.id == cheat).unwrap().rejected, 1);
+    assert_eq!(
+        status
+            .workers
+            .iter()
+            .find(|w| w.id == cheat)
+            .unwrap()
+            .rejected,
+        1
+    );
     // the shard is leased again, and redone honestly
-    let LeaseOutcome::Shard { lease_id, prize_ranks: again, .. } = core.lease(honest, now).unwrap() else {
+    let LeaseOutcome::Shard {
+        lease_id,
+        prize_ranks: again,
+        ..
+    } = core.lease(honest, now).unwrap()
+    else {
         panic!()
     };
     assert_eq!(again, prize_ranks);
-    let outcome = core.submit(honest, lease_id, solve_shard(&core, layer, &again), now).unwrap();
+    let outcome = core
+        .submit(honest, lease_id, solve_shard(&core, layer, &again), now)
+        .unwrap();
     assert_eq!(outcome.stored as usize, again.len());
     run_to_the_end(&core, honest, now);
     assert_eq!(checksums(&core), reference_checksums(5));
@@ -151,7 +208,14 @@ fn damaged_submissions_are_rejected() {
     let core = coordinator(&dir.path().join("db"), 4, 0.0);
     let now = Instant::now();
     let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
-    let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(w, now).unwrap() else { panic!() };
+    let LeaseOutcome::Shard {
+        lease_id,
+        layer,
+        prize_ranks,
+    } = core.lease(w, now).unwrap()
+    else {
+        panic!()
+    };
     let good = solve_shard(&core, layer, &prize_ranks);
     let mut cases: Vec<(Vec<Submitted>, &str)> = Vec::new();
     let mut digest = good.clone();
@@ -182,10 +246,22 @@ fn damaged_submissions_are_rejected() {
         assert!(err.to_string().contains(expect), "{err} lacks {expect}");
     }
     assert_eq!(core.store().stored_count(1).unwrap(), 0);
-    assert!(matches!(core.lease(999, now), Err(CoreError::UnknownWorker(999))));
-    assert!(matches!(core.hello(99, "old", 1), Err(CoreError::Version { got: 99, .. })));
-    assert!(matches!(core.check_fetch(2, &[0]), Err(CoreError::NotReady(2))));
-    assert!(matches!(core.check_fetch(9, &[0]), Err(CoreError::BadRequest(_))));
+    assert!(matches!(
+        core.lease(999, now),
+        Err(CoreError::UnknownWorker(999))
+    ));
+    assert!(matches!(
+        core.hello(99, "old", 1),
+        Err(CoreError::Version { got: 99, .. })
+    ));
+    assert!(matches!(
+        core.check_fetch(2, &[0]),
+        Err(CoreError::NotReady(2))
+    ));
+    assert!(matches!(
+        core.check_fetch(9, &[0]),
+        Err(CoreError::BadRequest(_))
+    ));
 }
 
 #[test]
@@ -195,26 +271,54 @@ fn repeated_late_and_expired_submissions_change_nothing() {
     let t0 = Instant::now();
     let slow = core.hello(gops_proto::PROTOCOL_VERSION, "slow", 1).unwrap();
     let fast = core.hello(gops_proto::PROTOCOL_VERSION, "fast", 1).unwrap();
-    let LeaseOutcome::Shard { lease_id: slow_lease, layer, prize_ranks } = core.lease(slow, t0).unwrap() else {
+    let LeaseOutcome::Shard {
+        lease_id: slow_lease,
+        layer,
+        prize_ranks,
+    } = core.lease(slow, t0).unwrap()
+    else {
         panic!()
     };
     let slices = solve_shard(&core, layer, &prize_ranks);
     // the slow worker's lease expires and the fast one takes the shard over
     let later = t0 + LEASE * 3;
-    let LeaseOutcome::Shard { lease_id: fast_lease, prize_ranks: same, .. } = core.lease(fast, later).unwrap() else {
+    let LeaseOutcome::Shard {
+        lease_id: fast_lease,
+        prize_ranks: same,
+        ..
+    } = core.lease(fast, later).unwrap()
+    else {
         panic!()
     };
     assert_eq!(same, prize_ranks);
-    assert!(!core.heartbeat(slow, slow_lease, later).unwrap(), "the slow lease is gone");
-    let first = core.submit(fast, fast_lease, slices.clone(), later).unwrap();
+    assert!(
+        !core.heartbeat(slow, slow_lease, later).unwrap(),
+        "the slow lease is gone"
+    );
+    let first = core
+        .submit(fast, fast_lease, slices.clone(), later)
+        .unwrap();
     assert_eq!(first.stored as usize, slices.len());
-    let snapshot = (core.store().stored_count(layer).unwrap(), core.status(later).unwrap().run);
+    let snapshot = (
+        core.store().stored_count(layer).unwrap(),
+        core.status(later).unwrap().run,
+    );
     // the late submission of the expired lease, then a plain repeat: duplicates only
-    let late = core.submit(slow, slow_lease, slices.clone(), later).unwrap();
+    let late = core
+        .submit(slow, slow_lease, slices.clone(), later)
+        .unwrap();
     assert_eq!((late.stored, late.duplicates as usize), (0, slices.len()));
-    let again = core.submit(fast, fast_lease, slices.clone(), later).unwrap();
+    let again = core
+        .submit(fast, fast_lease, slices.clone(), later)
+        .unwrap();
     assert_eq!((again.stored, again.duplicates as usize), (0, slices.len()));
-    assert_eq!((core.store().stored_count(layer).unwrap(), core.status(later).unwrap().run), snapshot);
+    assert_eq!(
+        (
+            core.store().stored_count(layer).unwrap(),
+            core.status(later).unwrap().run
+        ),
+        snapshot
+    );
     // after the run is complete, a submission is late too
     run_to_the_end(&core, fast, later);
     let sums = checksums(&core);
@@ -234,10 +338,16 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
         let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
         // solve until layer 4 is part done, then "crash" (drop without finishing)
         loop {
-            let LeaseOutcome::Shard { lease_id, layer, prize_ranks } = core.lease(w, now).unwrap() else {
+            let LeaseOutcome::Shard {
+                lease_id,
+                layer,
+                prize_ranks,
+            } = core.lease(w, now).unwrap()
+            else {
                 panic!()
             };
-            core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+            core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now)
+                .unwrap();
             if layer == 4 {
                 break;
             }
@@ -252,15 +362,23 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
         match core.lease(w, now).unwrap() {
             LeaseOutcome::Finished => break,
             LeaseOutcome::Wait(_) => panic!(),
-            LeaseOutcome::Shard { lease_id, layer, prize_ranks } => {
+            LeaseOutcome::Shard {
+                lease_id,
+                layer,
+                prize_ranks,
+            } => {
                 if layer == 4 {
                     leased_layer4.extend_from_slice(&prize_ranks);
                 }
-                core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now).unwrap();
+                core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now)
+                    .unwrap();
             }
         }
     }
-    assert!(leased_layer4.iter().all(|r| !stored_before.contains(r)), "a stored slice was leased again");
+    assert!(
+        leased_layer4.iter().all(|r| !stored_before.contains(r)),
+        "a stored slice was leased again"
+    );
     assert_eq!(leased_layer4.len() + stored_before.len(), 15);
     assert_eq!(checksums(&core), reference_checksums(6));
 }

@@ -1,6 +1,8 @@
 //! Integration tests of the `gops` binary and its store, one module per concern.
 
 mod bad_input;
+mod cluster;
+mod grpc;
 mod reference;
 mod resume;
 mod support;

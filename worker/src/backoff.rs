@@ -39,7 +39,13 @@ impl Backoff {
 pub fn is_transient(code: Code) -> bool {
     matches!(
         code,
-        Code::Unavailable | Code::Unknown | Code::DeadlineExceeded | Code::Aborted | Code::Cancelled | Code::ResourceExhausted | Code::Internal
+        Code::Unavailable
+            | Code::Unknown
+            | Code::DeadlineExceeded
+            | Code::Aborted
+            | Code::Cancelled
+            | Code::ResourceExhausted
+            | Code::Internal
     )
 }
 
@@ -56,7 +62,9 @@ mod tests {
         };
         for attempt in 0..40 {
             let d = b.delay(attempt);
-            let full = Duration::from_millis(10).saturating_mul(1 << attempt.min(16)).min(Duration::from_millis(100));
+            let full = Duration::from_millis(10)
+                .saturating_mul(1 << attempt.min(16))
+                .min(Duration::from_millis(100));
             assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d:?}");
         }
         assert!(is_transient(Code::Unavailable));

@@ -70,7 +70,9 @@ pub struct AddToken(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii
 impl tonic::service::Interceptor for AddToken {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
         if let Some(value) = &self.0 {
-            request.metadata_mut().insert("authorization", value.clone());
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
         }
         Ok(request)
     }
@@ -86,14 +88,19 @@ pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         .tcp_nodelay(true);
     let token = token
         .map(|t| {
-            format!("Bearer {t}")
-                .parse()
-                .map_err(|_| ClientError::Address(url.to_string(), "token has characters not allowed in a header".into()))
+            format!("Bearer {t}").parse().map_err(|_| {
+                ClientError::Address(
+                    url.to_string(),
+                    "token has characters not allowed in a header".into(),
+                )
+            })
         })
         .transpose()?;
-    Ok(CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(token))
-        .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES))
+    Ok(
+        CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(token))
+            .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES),
+    )
 }
 
 /// How a call ended, once transient failures were retried.
@@ -128,7 +135,10 @@ impl Session {
                 Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
                 Err(status) if is_transient(status.code()) => {
                     if started.elapsed() > self.backoff.give_up_after {
-                        return Err(ClientError::GaveUp(started.elapsed(), status.message().to_string()));
+                        return Err(ClientError::GaveUp(
+                            started.elapsed(),
+                            status.message().to_string(),
+                        ));
                     }
                     if attempt == 0 {
                         warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
@@ -136,7 +146,12 @@ impl Session {
                     tokio::time::sleep(self.backoff.delay(attempt)).await;
                     attempt += 1;
                 }
-                Err(status) => return Err(ClientError::Refused(format!("{what}: {}", status.message()))),
+                Err(status) => {
+                    return Err(ClientError::Refused(format!(
+                        "{what}: {}",
+                        status.message()
+                    )));
+                }
             }
         }
     }
@@ -147,14 +162,19 @@ impl Session {
             worker_name: name.to_string(),
             threads: threads as u32,
         };
-        let reply = match self.call("hello", |mut c| {
-            let r = request.clone();
-            async move { c.hello(r).await }
-        })
-        .await?
+        let reply = match self
+            .call("hello", |mut c| {
+                let r = request.clone();
+                async move { c.hello(r).await }
+            })
+            .await?
         {
             Called::Done(reply) => reply,
-            Called::Forgotten => return Err(ClientError::Protocol("hello answered 'unknown worker'".into())),
+            Called::Forgotten => {
+                return Err(ClientError::Protocol(
+                    "hello answered 'unknown worker'".into(),
+                ));
+            }
         };
         let n = u8::try_from(reply.n)
             .ok()
@@ -162,7 +182,9 @@ impl Session {
             .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
         let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
         if self.worker_id != 0 && (n != self.n || objective != self.objective) {
-            return Err(ClientError::Protocol("the coordinator now runs another game".into()));
+            return Err(ClientError::Protocol(
+                "the coordinator now runs another game".into(),
+            ));
         }
         (self.worker_id, self.n, self.objective) = (reply.worker_id, n, objective);
         self.lease = Duration::from_millis(reply.lease_ms.max(1));
@@ -197,7 +219,9 @@ pub async fn run_worker(
         }
         let worker_id = session.worker_id;
         let reply = match session
-            .call("lease", |mut c| async move { c.lease(LeaseRequest { worker_id }).await })
+            .call("lease", |mut c| async move {
+                c.lease(LeaseRequest { worker_id }).await
+            })
             .await?
         {
             Called::Done(reply) => reply,
@@ -208,7 +232,11 @@ pub async fn run_worker(
         };
         let shard = match reply.reply {
             Some(lease_reply::Reply::Finished(_)) => {
-                info!(shards = summary.shards, slices = summary.slices, "run finished");
+                info!(
+                    shards = summary.shards,
+                    slices = summary.slices,
+                    "run finished"
+                );
                 return Ok(summary);
             }
             Some(lease_reply::Reply::Wait(wait)) => {
@@ -226,17 +254,24 @@ pub async fn run_worker(
             .ok()
             .filter(|&k| k >= 1 && k <= session.n)
             .ok_or_else(|| ClientError::Protocol(format!("shard of layer {}", shard.layer)))?;
-        if shard.prize_ranks.iter().any(|&r| r as usize >= prize_set_count(session.n, layer)) {
-            return Err(ClientError::Protocol("shard with a prize rank out of range".into()));
+        if shard
+            .prize_ranks
+            .iter()
+            .any(|&r| r as usize >= prize_set_count(session.n, layer))
+        {
+            return Err(ClientError::Protocol(
+                "shard with a prize rank out of range".into(),
+            ));
         }
         let started = Instant::now();
         let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
             Some(e) => Arc::clone(e),
             None => {
                 let (n, objective) = (session.n, session.objective);
-                let built = tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
-                    .await
-                    .map_err(|e| ClientError::Protocol(e.to_string()))?;
+                let built =
+                    tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
+                        .await
+                        .map_err(|e| ClientError::Protocol(e.to_string()))?;
                 cache.keep_layer(layer - 1);
                 let built = Arc::new(built);
                 engine = Some(Arc::clone(&built));
@@ -249,7 +284,10 @@ pub async fn run_worker(
             Ok(slices) => slices,
             Err(e) => {
                 error!(layer, error = %e, "shard failed; giving it back");
-                let request = ReleaseRequest { worker_id: session.worker_id, lease_id: shard.lease_id };
+                let request = ReleaseRequest {
+                    worker_id: session.worker_id,
+                    lease_id: shard.lease_id,
+                };
                 let _ = session.client.clone().release(request).await;
                 return Err(e.into());
             }
@@ -304,7 +342,10 @@ async fn fetch_dependencies(
     }
     for chunk in missing.chunks(1024) {
         let (n, objective) = (session.n, session.objective);
-        let request = FetchRequest { layer: u32::from(below), prize_ranks: chunk.to_vec() };
+        let request = FetchRequest {
+            layer: u32::from(below),
+            prize_ranks: chunk.to_vec(),
+        };
         let fetched = session
             .call("fetch", |mut c| {
                 let r = request.clone();
@@ -319,19 +360,30 @@ async fn fetch_dependencies(
             })
             .await?;
         let Called::Done(fetched) = fetched else {
-            return Err(ClientError::Protocol("fetch answered 'unknown worker'".into()));
+            return Err(ClientError::Protocol(
+                "fetch answered 'unknown worker'".into(),
+            ));
         };
         if fetched.len() != chunk.len() {
-            return Err(ClientError::Protocol(format!("asked for {} slices, got {}", chunk.len(), fetched.len())));
+            return Err(ClientError::Protocol(format!(
+                "asked for {} slices, got {}",
+                chunk.len(),
+                fetched.len()
+            )));
         }
         for (data, &want) in fetched.into_iter().zip(chunk) {
             if data.layer != u32::from(below) || data.prize_rank != want {
-                return Err(ClientError::Protocol("fetched slice is not the one asked for".into()));
+                return Err(ClientError::Protocol(
+                    "fetched slice is not the one asked for".into(),
+                ));
             }
             if digest_bytes(&data.body).as_slice() != data.digest.as_slice() {
-                return Err(ClientError::Protocol(format!("slice {want} arrived damaged")));
+                return Err(ClientError::Protocol(format!(
+                    "slice {want} arrived damaged"
+                )));
             }
-            let slice = Slice::decode_for(n, objective, below, want, &data.body).map_err(ClientError::Protocol)?;
+            let slice = Slice::decode_for(n, objective, below, want, &data.body)
+                .map_err(ClientError::Protocol)?;
             let slice = Arc::new(slice);
             cache.insert(below, want, Arc::clone(&slice));
             deps.insert(want, slice);
@@ -396,7 +448,9 @@ async fn submit(
             max_gap: s.max_gap,
             games: s.games,
         };
-        if size + data.body.len() > gops_proto::SUBMIT_CHUNK_BYTES && !chunks.last().unwrap().is_empty() {
+        if size + data.body.len() > gops_proto::SUBMIT_CHUNK_BYTES
+            && !chunks.last().unwrap().is_empty()
+        {
             chunks.push(Vec::new());
             size = 0;
         }
@@ -405,7 +459,11 @@ async fn submit(
     }
     for chunk in chunks {
         loop {
-            let request = SubmitRequest { worker_id: session.worker_id, lease_id, slices: chunk.clone() };
+            let request = SubmitRequest {
+                worker_id: session.worker_id,
+                lease_id,
+                slices: chunk.clone(),
+            };
             let result = session
                 .call("submit", |mut c| {
                     let r = request.clone();

@@ -1,0 +1,300 @@
+//! The cluster as users run it: `gops coordinator` and `gops worker` processes on
+//! 127.0.0.1, ports chosen by the OS, synchronised on log lines (never on sleeps).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use crate::support::{checksums, gops, solve, status_json, stderr, temp_db};
+
+const PATIENCE: Duration = Duration::from_secs(300);
+
+/// A running `gops` process whose stderr lines arrive on a channel.
+struct Proc {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Proc {
+    fn spawn(args: &[&str]) -> Proc {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gops"))
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gops starts");
+        let (tx, lines) = channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first line (from now on) that satisfies `pred`, waiting up to PATIENCE.
+    fn wait_for(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if pred(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "no '{what}' line; the process said:\n{}",
+            self.seen.join("\n")
+        );
+    }
+
+    /// Waits for the process to exit; returns whether it succeeded.
+    fn finish(mut self) -> (bool, Vec<String>) {
+        let status = self.child.wait().unwrap();
+        // the reader thread ends with the pipe
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
+        (status.success(), self.seen)
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// Starts a coordinator on `listen` (port 0: the OS picks); returns it and its URL.
+fn coordinator(db: &Path, n: u8, listen: &str, extra: &[&str]) -> (Proc, String) {
+    let n = n.to_string();
+    let mut args = vec![
+        "coordinator",
+        "--n",
+        &n,
+        "--db",
+        db.to_str().unwrap(),
+        "--listen",
+        listen,
+        "--exit-when-done",
+        "--progress-secs",
+        "1",
+    ];
+    if !extra.contains(&"--lease-ms") {
+        args.extend_from_slice(&["--lease-ms", "1000"]);
+    }
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn(&args);
+    let line = p.wait_for("coordinator listening", |l| {
+        l.contains("coordinator listening")
+    });
+    let address = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("address="))
+        .expect("the listening line names its address")
+        .to_string();
+    (p, format!("http://{address}"))
+}
+
+fn worker(url: &str, extra: &[&str]) -> Proc {
+    let mut args = vec![
+        "worker",
+        "--coordinator",
+        url,
+        "--threads",
+        "1",
+        "--give-up-secs",
+        "120",
+    ];
+    args.extend_from_slice(extra);
+    Proc::spawn(&args)
+}
+
+fn reference(n: u8, objective: &str) -> Vec<String> {
+    let (_dir, db) = temp_db();
+    solve(&db, n, &["--objective", objective, "--no-grpc"]);
+    checksums(&db)
+}
+
+#[test]
+fn three_workers_reach_the_single_process_checksums() {
+    let (_dir, db) = temp_db();
+    let (coord, url) = coordinator(&db, 7, "127.0.0.1:0", &[]);
+    let workers: Vec<Proc> = (0..3)
+        .map(|i| worker(&url, &["--name", &format!("w{i}")]))
+        .collect();
+    for w in workers {
+        let (ok, lines) = w.finish();
+        assert!(ok, "worker failed:\n{}", lines.join("\n"));
+    }
+    let (ok, lines) = coord.finish();
+    assert!(ok, "coordinator failed:\n{}", lines.join("\n"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("progress") || l.contains("layer complete"))
+    );
+    assert_eq!(checksums(&db), reference(7, "points"));
+}
+
+#[test]
+fn win_cluster_run_matches_the_single_process_run() {
+    let (_dir, db) = temp_db();
+    let (coord, url) = coordinator(&db, 6, "127.0.0.1:0", &["--objective", "win"]);
+    let workers: Vec<Proc> = (0..2).map(|_| worker(&url, &[])).collect();
+    for w in workers {
+        assert!(w.finish().0);
+    }
+    assert!(coord.finish().0);
+    assert_eq!(checksums(&db), reference(6, "win"));
+}
+
+#[test]
+fn a_worker_killed_mid_shard_costs_only_its_shard() {
+    let (_dir, db) = temp_db();
+    let (coord, url) = coordinator(&db, 8, "127.0.0.1:0", &["--lease-ms", "300"]);
+    let mut doomed = worker(&url, &["--name", "doomed"]);
+    let survivor = worker(&url, &["--name", "survivor"]);
+    // right after a shard is done the worker leases the next: kill it then
+    doomed.wait_for("a finished shard", |l| {
+        l.contains("shard done") && !l.contains("layer=1 ")
+    });
+    doomed.kill();
+    let (ok, lines) = survivor.finish();
+    assert!(ok, "{}", lines.join("\n"));
+    let (ok, lines) = coord.finish();
+    assert!(ok, "{}", lines.join("\n"));
+    assert_eq!(checksums(&db), reference(8, "points"));
+}
+
+#[test]
+fn a_restarted_coordinator_resumes_and_redoes_nothing() {
+    let (_dir, db) = temp_db();
+    let (coord, url) = coordinator(&db, 9, "127.0.0.1:0", &[]);
+    let address = url.trim_start_matches("http://").to_string();
+    let mut w1 = worker(&url, &["--name", "w1"]);
+    let w2 = worker(&url, &["--name", "w2"]);
+    w1.wait_for("a shard of layer 6", |l| {
+        l.contains("shard done") && l.contains("layer=6")
+    });
+    coord.kill(); // kill -9, mid-layer
+    // what was stored before the kill
+    let status = status_json(&db);
+    assert_eq!(status["complete"], false);
+    let stored_before: u64 = status["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["done"].as_u64().unwrap())
+        .sum();
+    let total: u64 = status["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["slices"].as_u64().unwrap())
+        .sum();
+    assert!(stored_before > 0 && stored_before < total);
+    // the same address again: the workers find it and carry on
+    let (coord, _) = coordinator(&db, 9, &address, &[]);
+    assert!(w1.finish().0);
+    assert!(w2.finish().0);
+    let (ok, lines) = coord.finish();
+    assert!(ok, "{}", lines.join("\n"));
+    let stopped = lines
+        .iter()
+        .find(|l| l.contains("coordinator stopped"))
+        .expect("a closing line");
+    let leased: u64 = stopped
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("slices_leased="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        leased <= total - stored_before,
+        "{leased} leased after the restart, {stored_before} of {total} were stored before"
+    );
+    assert_eq!(checksums(&db), reference(9, "points"));
+}
+
+#[test]
+fn status_from_a_coordinator_needs_the_token() {
+    let (dir, db) = temp_db();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let wrong = dir.path().join("wrong");
+    std::fs::write(&wrong, "guess").unwrap();
+    let (coord, url) = coordinator(
+        &db,
+        4,
+        "127.0.0.1:0",
+        &["--token-file", token.to_str().unwrap()],
+    );
+    let out = gops(&["status", "--coordinator", &url, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("missing or wrong token"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gops(&[
+        "status",
+        "--coordinator",
+        &url,
+        "--token-file",
+        wrong.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("missing or wrong token"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gops(&[
+        "status",
+        "--coordinator",
+        &url,
+        "--token-file",
+        token.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "n",
+        "objective",
+        "complete",
+        "layers",
+        "workers",
+        "games_per_second",
+        "open_layer",
+    ] {
+        assert!(status.get(key).is_some(), "status lacks {key}: {status}");
+    }
+    assert_eq!(status["n"], 4);
+    // a worker without the token is refused for good, not retried
+    let (ok, lines) = worker(&url, &[]).finish();
+    assert!(!ok);
+    assert!(
+        lines.iter().any(|l| l.contains("missing or wrong token")),
+        "{}",
+        lines.join("\n")
+    );
+    let solver = worker(&url, &["--token-file", token.to_str().unwrap()]);
+    assert!(solver.finish().0);
+    assert!(coord.finish().0);
+    assert_eq!(checksums(&db), reference(4, "points"));
+}
