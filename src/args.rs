@@ -61,6 +61,9 @@ pub struct SolveArgs {
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
+    /// Fraction of each slice's states the coordinator re-solves and compares bit for bit.
+    #[arg(long, default_value_t = 0.01)]
+    pub verify_fraction: f64,
     /// Solve without the coordinator/worker protocol (to measure what it costs).
     #[arg(long, hide = true)]
     pub no_grpc: bool,

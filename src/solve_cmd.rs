@@ -27,6 +27,12 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
     check_memory(n, args.objective)?;
+    if !(0.0..=1.0).contains(&args.verify_fraction) {
+        return Err(Failure::Usage(format!(
+            "--verify-fraction must be between 0 and 1, got {}",
+            args.verify_fraction
+        )));
+    }
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let stop = Arc::new(StopSignal {
         after_slices: args.stop_after_slices,
@@ -50,7 +56,14 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         (store, outcome?)
     } else {
         let observer: Arc<dyn SolveObserver + Send> = Arc::clone(&observer) as _;
-        solve_local(store, threads, observer, Arc::clone(&stop)).map_err(local_failure)?
+        solve_local(
+            store,
+            threads,
+            args.verify_fraction,
+            observer,
+            Arc::clone(&stop),
+        )
+        .map_err(local_failure)?
     };
     observer.finish();
     match outcome {

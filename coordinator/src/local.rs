@@ -38,6 +38,7 @@ impl From<StoreError> for LocalError {
 pub fn solve_local(
     store: Store,
     threads: usize,
+    verify_fraction: f64,
     observer: Arc<dyn SolveObserver + Send>,
     stop: Arc<StopSignal>,
 ) -> Result<(Store, SolveOutcome), LocalError> {
@@ -52,6 +53,7 @@ pub fn solve_local(
         lease: Duration::from_secs(60),
         // one worker: enough shards to keep its threads busy, no more
         min_shards: 4 * threads,
+        verify_fraction,
         ..CoordinatorConfig::default()
     };
     let core = Arc::new(Coordinator::new(store, config, observer)?);

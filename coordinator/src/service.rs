@@ -15,8 +15,8 @@ use gops_proto::v1::{
     SubmitReply, SubmitRequest, Wait, lease_reply,
 };
 use tokio::net::TcpListener;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::{Stream, StreamExt};
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
@@ -255,9 +255,17 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
+    // small replies must not wait for Nagle's algorithm (40 ms stalls per call)
+    let incoming = TcpListenerStream::new(listener).map(|stream| {
+        stream.inspect(|s| {
+            if let Err(e) = s.set_nodelay(true) {
+                warn!(error = %e, "cannot set TCP_NODELAY");
+            }
+        })
+    });
     let result = tonic::transport::Server::builder()
         .add_service(grpc_service(core, token))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     logger.abort();
     result

@@ -119,41 +119,54 @@ struct Session {
     lease: Duration,
 }
 
+/// Calls `f` until it succeeds, is refused for good, or the coordinator has been
+/// unreachable for longer than `backoff` allows.
+async fn call_with<T, F, Fut>(
+    client: &Client,
+    backoff: &Backoff,
+    what: &str,
+    mut f: F,
+) -> Result<Called<T>, ClientError>
+where
+    F: FnMut(Client) -> Fut,
+    Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+{
+    let started = Instant::now();
+    let mut attempt = 0;
+    loop {
+        match f(client.clone()).await {
+            Ok(response) => return Ok(Called::Done(response.into_inner())),
+            Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
+            Err(status) if is_transient(status.code()) => {
+                if started.elapsed() > backoff.give_up_after {
+                    return Err(ClientError::GaveUp(
+                        started.elapsed(),
+                        status.message().to_string(),
+                    ));
+                }
+                if attempt == 0 {
+                    warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
+                }
+                tokio::time::sleep(backoff.delay(attempt)).await;
+                attempt += 1;
+            }
+            Err(status) => {
+                return Err(ClientError::Refused(format!(
+                    "{what}: {}",
+                    status.message()
+                )));
+            }
+        }
+    }
+}
+
 impl Session {
-    /// Calls `f` until it succeeds, is refused for good, or the coordinator has been
-    /// unreachable for longer than the backoff allows.
-    async fn call<T, F, Fut>(&self, what: &str, mut f: F) -> Result<Called<T>, ClientError>
+    async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, Status>>,
     {
-        let started = Instant::now();
-        let mut attempt = 0;
-        loop {
-            match f(self.client.clone()).await {
-                Ok(response) => return Ok(Called::Done(response.into_inner())),
-                Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
-                Err(status) if is_transient(status.code()) => {
-                    if started.elapsed() > self.backoff.give_up_after {
-                        return Err(ClientError::GaveUp(
-                            started.elapsed(),
-                            status.message().to_string(),
-                        ));
-                    }
-                    if attempt == 0 {
-                        warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
-                    }
-                    tokio::time::sleep(self.backoff.delay(attempt)).await;
-                    attempt += 1;
-                }
-                Err(status) => {
-                    return Err(ClientError::Refused(format!(
-                        "{what}: {}",
-                        status.message()
-                    )));
-                }
-            }
-        }
+        call_with(&self.client, &self.backoff, what, f).await
     }
 
     async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
@@ -212,8 +225,11 @@ pub async fn run_worker(
     let mut cache = SliceCache::new(config.cache_bytes);
     let mut engine: Option<Arc<LayerEngine>> = None;
     let mut summary = WorkerSummary::default();
+    // the previous shard's submission runs while the next shard is solved
+    let mut in_flight: Option<InFlight> = None;
     loop {
         if *shutdown.borrow() {
+            settle(&mut in_flight, &mut session, &config, &mut summary).await?;
             info!("shutting down");
             return Ok(summary);
         }
@@ -232,12 +248,18 @@ pub async fn run_worker(
         };
         let shard = match reply.reply {
             Some(lease_reply::Reply::Finished(_)) => {
+                settle(&mut in_flight, &mut session, &config, &mut summary).await?;
                 info!(
                     shards = summary.shards,
                     slices = summary.slices,
                     "run finished"
                 );
                 return Ok(summary);
+            }
+            Some(lease_reply::Reply::Wait(_)) if in_flight.is_some() => {
+                // most likely the layer waits for our own submission
+                settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+                continue;
             }
             Some(lease_reply::Reply::Wait(wait)) => {
                 let pause = Duration::from_millis(wait.retry_after_ms.clamp(1, 10_000));
@@ -279,7 +301,14 @@ pub async fn run_worker(
             }
         };
         let deps = fetch_dependencies(&mut session, &mut cache, layer, &shard.prize_ranks).await?;
+        let fetched = started.elapsed();
         let solved = solve_with_heartbeats(&session, &solver, layer_engine, deps, &shard).await?;
+        tracing::debug!(
+            layer,
+            lease_and_fetch_ms = fetched.as_millis() as u64,
+            solve_ms = (started.elapsed() - fetched).as_millis() as u64,
+            "shard solved"
+        );
         let solved = match solved {
             Ok(slices) => slices,
             Err(e) => {
@@ -293,21 +322,28 @@ pub async fn run_worker(
             }
         };
         let games: u64 = solved.iter().map(|s| s.games).sum();
-        match submit(&mut session, &config, layer, shard.lease_id, &solved).await? {
-            true => {
-                summary.shards += 1;
-                summary.slices += solved.len() as u64;
-                summary.games += games;
-                info!(
-                    layer,
-                    slices = solved.len(),
-                    games,
-                    seconds = format!("{:.2}", started.elapsed().as_secs_f64()),
-                    "shard done"
-                );
-            }
-            false => summary.rejected += 1,
-        }
+        let chunks = submission_chunks(layer, &solved);
+        let waited = Instant::now();
+        settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+        tracing::debug!(
+            settle_ms = waited.elapsed().as_millis() as u64,
+            "previous submission settled"
+        );
+        let (client, backoff) = (session.client.clone(), session.backoff.clone());
+        in_flight = Some(InFlight {
+            task: tokio::spawn(send_submission(
+                client,
+                backoff,
+                session.worker_id,
+                shard.lease_id,
+                chunks,
+            )),
+            layer,
+            lease_id: shard.lease_id,
+            slices: solved.len(),
+            games,
+            started,
+        });
     }
 }
 
@@ -427,15 +463,26 @@ async fn solve_with_heartbeats(
     }
 }
 
-/// Submits the shard's slices in chunks; true if stored (or already stored), false if
-/// the coordinator rejected them.
-async fn submit(
-    session: &mut Session,
-    config: &WorkerConfig,
+/// How a submission ended.
+enum Submission {
+    Stored,
+    Rejected,
+    /// The coordinator restarted and forgot this worker: these chunks are still to send.
+    Forgotten(Vec<Vec<SliceData>>),
+}
+
+/// A shard whose submission is under way.
+struct InFlight {
+    task: tokio::task::JoinHandle<Result<Submission, ClientError>>,
     layer: u8,
     lease_id: u64,
-    solved: &[SolvedSlice],
-) -> Result<bool, ClientError> {
+    slices: usize,
+    games: u64,
+    started: Instant,
+}
+
+/// The shard's slices as messages, in chunks of at most SUBMIT_CHUNK_BYTES.
+fn submission_chunks(layer: u8, solved: &[SolvedSlice]) -> Vec<Vec<SliceData>> {
     let mut chunks: Vec<Vec<SliceData>> = vec![Vec::new()];
     let mut size = 0;
     for s in solved {
@@ -457,29 +504,78 @@ async fn submit(
         size += data.body.len();
         chunks.last_mut().unwrap().push(data);
     }
-    for chunk in chunks {
-        loop {
-            let request = SubmitRequest {
-                worker_id: session.worker_id,
-                lease_id,
-                slices: chunk.clone(),
-            };
-            let result = session
-                .call("submit", |mut c| {
-                    let r = request.clone();
-                    async move { c.submit(r).await }
-                })
-                .await;
-            match result {
-                Ok(Called::Done(_)) => break,
-                Ok(Called::Forgotten) => session.hello(&config.name, config.threads).await?,
-                Err(ClientError::Refused(why)) => {
-                    error!(layer, lease = lease_id, reason = %why, "submission rejected");
-                    return Ok(false);
-                }
-                Err(e) => return Err(e),
+    chunks
+}
+
+/// Sends the chunks in order.
+async fn send_submission(
+    client: Client,
+    backoff: Backoff,
+    worker_id: u64,
+    lease_id: u64,
+    mut chunks: Vec<Vec<SliceData>>,
+) -> Result<Submission, ClientError> {
+    while !chunks.is_empty() {
+        let request = SubmitRequest {
+            worker_id,
+            lease_id,
+            slices: chunks[0].clone(),
+        };
+        let result = call_with(&client, &backoff, "submit", |mut c| {
+            let r = request.clone();
+            async move { c.submit(r).await }
+        })
+        .await;
+        match result {
+            Ok(Called::Done(_)) => {
+                chunks.remove(0);
             }
+            Ok(Called::Forgotten) => return Ok(Submission::Forgotten(chunks)),
+            Err(ClientError::Refused(why)) => {
+                error!(lease = lease_id, reason = %why, "submission rejected");
+                return Ok(Submission::Rejected);
+            }
+            Err(e) => return Err(e),
         }
     }
-    Ok(true)
+    Ok(Submission::Stored)
+}
+
+/// Waits for the submission in flight, if any, and accounts for it; greets a restarted
+/// coordinator again and resends what it forgot.
+async fn settle(
+    in_flight: &mut Option<InFlight>,
+    session: &mut Session,
+    config: &WorkerConfig,
+    summary: &mut WorkerSummary,
+) -> Result<(), ClientError> {
+    let Some(shard) = in_flight.take() else {
+        return Ok(());
+    };
+    let mut outcome = shard
+        .task
+        .await
+        .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
+    while let Submission::Forgotten(rest) = outcome {
+        session.hello(&config.name, config.threads).await?;
+        let (client, backoff) = (session.client.clone(), session.backoff.clone());
+        outcome = send_submission(client, backoff, session.worker_id, shard.lease_id, rest).await?;
+    }
+    match outcome {
+        Submission::Stored => {
+            summary.shards += 1;
+            summary.slices += shard.slices as u64;
+            summary.games += shard.games;
+            info!(
+                layer = shard.layer,
+                slices = shard.slices,
+                games = shard.games,
+                seconds = format!("{:.2}", shard.started.elapsed().as_secs_f64()),
+                "shard done"
+            );
+        }
+        Submission::Rejected => summary.rejected += 1,
+        Submission::Forgotten(_) => unreachable!("resent above"),
+    }
+    Ok(())
 }
