@@ -1,5 +1,5 @@
 //! What one coordinator sustains, measured with fake workers over real gRPC on loopback:
-//! the workers submit precomputed correct slices (the 9-card points game), so the
+//! the workers submit precomputed correct slices (the 10-card points game), so the
 //! coordinator does all it does in production (leases, checks with a 1 % re-solve,
 //! flushed writes) while the workers cost nothing. Then fetchers stream slices.
 //! Run: `cargo bench -p gops-coordinator --bench coordinator`.
@@ -22,7 +22,7 @@ use gops_proto::v1::{
 };
 use gops_worker::client::connect;
 
-const N: u8 = 9;
+const N: u8 = 10;
 const FAKE_WORKERS: usize = 8;
 
 fn main() {
