@@ -48,10 +48,10 @@ pub fn print_status(status: &serde_json::Value) {
     {
         println!(
             "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
-            l["k"],
-            l["slices"],
-            l["done"],
-            l["states"],
+            l["k"].to_string(),
+            l["slices"].to_string(),
+            l["done"].to_string(),
+            l["states"].to_string(),
             l["max_gap"]
                 .as_f64()
                 .map_or("-".to_string(), |g| format!("{g:.1e}")),

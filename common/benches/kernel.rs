@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use gops_common::engine::LayerEngine;
+use gops_common::engine::{LayerEngine, fill_matrix};
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::objective::Objective;
 use gops_common::prizes::{prize_rank, prize_unrank};
@@ -29,9 +29,32 @@ fn real_games(solution: &InMemorySolution, k: u8, rng: &mut StdRng) -> Vec<Vec<f
         let prizes = prize_unrank(rng.random_range(0..slices as u32), k);
         let upcard = prizes.iter().nth(rng.random_range(0..kk)).unwrap();
         let below = &solution.layers[kk - 1][prize_rank(prizes.without(upcard)) as usize];
-        let p = rng.random_range(0..engine.layout.canonical_count());
+        // the full k x k game of a canonical pattern (the engine collapses repeated
+        // moves; this measures the kernel on the games as they come)
+        let pattern = engine.layout.canonical[rng.random_range(0..engine.layout.canonical_count())];
+        let (pa, pb): (Vec<u32>, Vec<u32>) = (
+            pattern.a_positions().collect(),
+            pattern.b_positions().collect(),
+        );
+        let mut children = Vec::with_capacity(kk * kk);
+        let mut signs = Vec::with_capacity(kk * kk);
+        for &a in &pa {
+            for &b in &pb {
+                let (child, sign) = pattern.play(a, b);
+                children.push(engine.below.locate(child));
+                signs.push(sign as i8);
+            }
+        }
         let mut m = vec![0.0; kk * kk];
-        engine.fill_matrix(&mut m, p, 0, upcard, below);
+        fill_matrix(
+            Objective::Points,
+            &mut m,
+            &children,
+            &signs,
+            0,
+            upcard,
+            below,
+        );
         games.push(m);
     }
     games

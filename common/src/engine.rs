@@ -223,13 +223,14 @@ impl LayerEngine {
         prizes: CardSet,
     ) -> Result<(f64, f64, u64), EngineError> {
         let k = self.layout.k as usize;
+        let (rows, cols, children, signs) = self.children.of(p);
         let mut matrix = [0.0f64; MAX_STRATEGIES * MAX_STRATEGIES];
-        let matrix = &mut matrix[..k * k];
+        let matrix = &mut matrix[..rows * cols];
         let mut total = 0.0;
         let mut max_gap = 0.0f64;
         for &(upcard, view) in views {
-            self.fill_matrix(matrix, p, d, upcard, view);
-            let outcome = solver.solve(matrix, k, k);
+            fill_matrix(self.objective, matrix, children, signs, d, upcard, view);
+            let outcome = solver.solve(matrix, rows, cols);
             if outcome.status == GameStatus::Uncertified {
                 return Err(EngineError::Uncertified {
                     k: self.layout.k,
@@ -247,10 +248,26 @@ impl LayerEngine {
     }
 
     /// The payoff matrix of canonical pattern `p` at score difference `d` once `upcard`
-    /// is revealed.
-    pub fn fill_matrix(&self, matrix: &mut [f64], p: usize, d: i32, upcard: u8, below: &Slice) {
-        let (children, signs) = self.children.of(p);
-        fill_matrix(self.objective, matrix, children, signs, d, upcard, below);
+    /// is revealed, runs of equal moves collapsed: returns its rows and columns.
+    pub fn fill_matrix(
+        &self,
+        matrix: &mut [f64],
+        p: usize,
+        d: i32,
+        upcard: u8,
+        below: &Slice,
+    ) -> (usize, usize) {
+        let (rows, cols, children, signs) = self.children.of(p);
+        fill_matrix(
+            self.objective,
+            &mut matrix[..rows * cols],
+            children,
+            signs,
+            d,
+            upcard,
+            below,
+        );
+        (rows, cols)
     }
 }
 

@@ -82,47 +82,79 @@ impl LayerLayout {
     }
 }
 
-/// For each canonical pattern of layer `k`, the `k x k` children (A plays its i-th card,
-/// B its j-th) located in layer `k - 1`, and the sign of each bid comparison.
+/// For each canonical pattern of layer `k`, its matrix game's rows and columns with the
+/// children they lead to (located in layer `k - 1`) and the sign of each bid comparison.
+///
+/// Two of A's cards that are adjacent in the merged order and held by A alone are the
+/// same move: they compare alike with every card of B and leave the same pattern. Such
+/// runs are one row (likewise B's runs one column), so the games are smaller and never
+/// have these repeated rows and columns. The value of the game does not change.
 pub struct ChildTable {
     pub k: usize,
-    /// `children[(p * k + i) * k + j]`
+    /// Per canonical pattern: where its entries start, its rows and its columns.
+    shapes: Vec<(u32, u8, u8)>,
+    /// Row-major `rows x cols` entries of each pattern, one after another.
     pub children: Vec<Oriented>,
-    /// `signs[(p * k + i) * k + j]`: +1 when A's card is higher, -1 lower, 0 equal.
+    /// +1 when A's card is higher, -1 lower, 0 equal; same layout as `children`.
     pub signs: Vec<i8>,
+}
+
+/// The first card of each run of cards one player holds alone, adjacent in the merged
+/// order: the distinct moves of that player.
+fn distinct_moves(pattern: Pattern, positions: &[u32], alone: u32) -> Vec<u32> {
+    let mut moves: Vec<u32> = Vec::with_capacity(positions.len());
+    for (i, &p) in positions.iter().enumerate() {
+        let repeats = i > 0
+            && p == positions[i - 1] + 1
+            && pattern.letter(p) == alone
+            && pattern.letter(positions[i - 1]) == alone;
+        if !repeats {
+            moves.push(p);
+        }
+    }
+    moves
 }
 
 impl ChildTable {
     pub fn new(layer: &LayerLayout, below: &LayerLayout) -> ChildTable {
         assert_eq!(layer.k, below.k + 1);
         let k = layer.k as usize;
+        let mut shapes = Vec::with_capacity(layer.canonical_count());
         let mut children = Vec::with_capacity(layer.canonical_count() * k * k);
         let mut signs = Vec::with_capacity(layer.canonical_count() * k * k);
-        let mut positions_a = Vec::with_capacity(k);
-        let mut positions_b = Vec::with_capacity(k);
         for &pattern in &layer.canonical {
-            positions_a.clear();
-            positions_a.extend(pattern.a_positions());
-            positions_b.clear();
-            positions_b.extend(pattern.b_positions());
-            for &pa in &positions_a {
-                for &pb in &positions_b {
+            let positions_a: Vec<u32> = pattern.a_positions().collect();
+            let positions_b: Vec<u32> = pattern.b_positions().collect();
+            let rows = distinct_moves(pattern, &positions_a, 1);
+            let cols = distinct_moves(pattern, &positions_b, 2);
+            shapes.push((children.len() as u32, rows.len() as u8, cols.len() as u8));
+            for &pa in &rows {
+                for &pb in &cols {
                     let (child, sign) = pattern.play(pa, pb);
                     children.push(below.locate(child));
                     signs.push(sign as i8);
                 }
             }
         }
-        ChildTable { k, children, signs }
+        ChildTable {
+            k,
+            shapes,
+            children,
+            signs,
+        }
     }
 
-    /// The children and signs of canonical pattern `p`, each `k * k` long.
+    /// The rows, columns, children and signs of canonical pattern `p`'s game.
     #[inline]
-    pub fn of(&self, p: usize) -> (&[Oriented], &[i8]) {
-        let kk = self.k * self.k;
+    pub fn of(&self, p: usize) -> (usize, usize, &[Oriented], &[i8]) {
+        let (start, rows, cols) = self.shapes[p];
+        let (start, rows, cols) = (start as usize, rows as usize, cols as usize);
+        let end = start + rows * cols;
         (
-            &self.children[p * kk..(p + 1) * kk],
-            &self.signs[p * kk..(p + 1) * kk],
+            rows,
+            cols,
+            &self.children[start..end],
+            &self.signs[start..end],
         )
     }
 }
@@ -168,5 +200,64 @@ mod tests {
             distinct += layout.canonical_count() * crate::prizes::prize_set_count(n, k);
         }
         assert_eq!(distinct, 1695);
+    }
+
+    /// Collapsing runs changes no entry: every entry of the full game equals the reduced
+    /// game's entry at the representatives of its row's and column's runs (found here by
+    /// walking back over adjacent cards held alone), for every pattern up to 9 cards.
+    #[test]
+    fn collapsed_moves_are_exact_repeats() {
+        let representative = |pattern: Pattern, positions: &[u32], i: usize, alone: u32| {
+            let mut r = i;
+            while r > 0
+                && positions[r] == positions[r - 1] + 1
+                && pattern.letter(positions[r]) == alone
+                && pattern.letter(positions[r - 1]) == alone
+            {
+                r -= 1;
+            }
+            r
+        };
+        let mut collapsed = 0;
+        for n in 2..=9u8 {
+            for k in 1..=n {
+                let (layer, below) = (LayerLayout::new(n, k), LayerLayout::new(n, k - 1));
+                let table = ChildTable::new(&layer, &below);
+                for (p, &pattern) in layer.canonical.iter().enumerate() {
+                    let (rows, cols, children, signs) = table.of(p);
+                    let pa: Vec<u32> = pattern.a_positions().collect();
+                    let pb: Vec<u32> = pattern.b_positions().collect();
+                    let reps_a: Vec<usize> = (0..pa.len())
+                        .map(|i| representative(pattern, &pa, i, 1))
+                        .collect();
+                    let reps_b: Vec<usize> = (0..pb.len())
+                        .map(|j| representative(pattern, &pb, j, 2))
+                        .collect();
+                    let mut distinct_a = reps_a.clone();
+                    distinct_a.dedup();
+                    let mut distinct_b = reps_b.clone();
+                    distinct_b.dedup();
+                    assert_eq!((rows, cols), (distinct_a.len(), distinct_b.len()));
+                    collapsed += usize::from(rows < pa.len() || cols < pb.len());
+                    for i in 0..pa.len() {
+                        for j in 0..pb.len() {
+                            let (child, sign) = pattern.play(pa[i], pb[j]);
+                            let r = distinct_a.iter().position(|&x| x == reps_a[i]).unwrap();
+                            let c = distinct_b.iter().position(|&x| x == reps_b[j]).unwrap();
+                            assert_eq!(
+                                children[r * cols + c],
+                                below.locate(child),
+                                "n={n} k={k} p={p}"
+                            );
+                            assert_eq!(i32::from(signs[r * cols + c]), sign);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            collapsed > 1000,
+            "runs are common: {collapsed} patterns collapse"
+        );
     }
 }

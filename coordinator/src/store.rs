@@ -14,8 +14,9 @@ use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever the byte layout of any record changes.
-pub const FORMAT_VERSION: u32 = 2;
+/// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
+/// (a resumed layer must be computed exactly as its first part was).
+pub const FORMAT_VERSION: u32 = 3;
 const SLICE_RECORD_VERSION: u8 = 1;
 const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
 const MANIFEST_KEY: &[u8] = b"manifest";
@@ -240,20 +241,30 @@ impl Store {
             .unwrap_or(false)
     }
 
+    /// Opens sled. A lock still held is retried for up to two seconds: a handle this
+    /// process just dropped releases it from sled's background thread, a moment later.
     fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
-        sled::Config::new()
-            .path(path)
-            .cache_capacity(64 << 20)
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(ref io_err) if io_err.kind() == std::io::ErrorKind::WouldBlock => {
-                    StoreError::Locked(path.to_path_buf())
+        let mut attempts = 0;
+        loop {
+            let opened = sled::Config::new()
+                .path(path)
+                .cache_capacity(64 << 20)
+                .open();
+            match opened {
+                Ok(db) => return Ok(db),
+                Err(sled::Error::Io(ref e))
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.to_string().contains("lock") =>
+                {
+                    attempts += 1;
+                    if attempts >= 20 {
+                        return Err(StoreError::Locked(path.to_path_buf()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                sled::Error::Io(ref io_err) if io_err.to_string().contains("lock") => {
-                    StoreError::Locked(path.to_path_buf())
-                }
-                other => io(other),
-            })
+                Err(other) => return Err(io(other)),
+            }
+        }
     }
 
     fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {

@@ -6,8 +6,10 @@ pub mod v1 {
     tonic::include_proto!("gops.v1");
 }
 
-/// Sent in `Hello`; a coordinator refuses any other version.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Sent in `Hello`; a coordinator refuses any other version. Bumped whenever the engine's
+/// arithmetic changes too: a coordinator re-solves samples bit for bit, so its workers
+/// must compute exactly as it does.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a
 /// few tens of MiB; submissions are split to stay under this).
