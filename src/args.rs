@@ -94,6 +94,10 @@ pub struct CoordinatorArgs {
     /// Fraction of each submitted slice's states re-solved and compared bit for bit.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
+    /// Matrix games per shard the coordinator aims for (smaller shards spread a layer
+    /// over more workers; larger ones cost fewer round trips).
+    #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_games: u64,
     /// Seconds between progress log lines.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub progress_secs: u64,

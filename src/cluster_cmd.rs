@@ -80,6 +80,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,
+        target_games_per_shard: args.shard_games,
         ..CoordinatorConfig::default()
     };
     let core = Arc::new(

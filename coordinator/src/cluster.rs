@@ -21,7 +21,7 @@ use serde::Serialize;
 use tracing::{info, warn};
 
 use crate::ledger::{Assignment, LeaseLedger};
-use crate::plan::{LayerSize, plan_shards};
+use crate::plan::{LayerSize, plan_shards_sized};
 use crate::query::{RunStatus, run_status};
 use crate::solve::SolveObserver;
 use crate::store::{LayerRecord, SliceBytes, Store, StoreError};
@@ -37,6 +37,8 @@ pub struct CoordinatorConfig {
     pub retry_after: Duration,
     /// Shards per layer at least (when it has that many slices), to spread work.
     pub min_shards: usize,
+    /// Matrix games a shard should hold.
+    pub target_games_per_shard: u64,
     /// Shards are not made smaller than this many matrix games.
     pub min_games_per_shard: u64,
     /// Most slices one fetch may ask for.
@@ -50,6 +52,7 @@ impl Default for CoordinatorConfig {
             verify_fraction: 0.01,
             retry_after: Duration::from_millis(200),
             min_shards: 64,
+            target_games_per_shard: crate::plan::TARGET_GAMES_PER_SHARD,
             min_games_per_shard: crate::plan::MIN_GAMES_PER_SHARD,
             max_fetch: 4096,
         }
@@ -269,11 +272,14 @@ impl Coordinator {
             let missing: Vec<u32> = (0..size.slices as u32)
                 .filter(|&r| digests[r as usize].is_none())
                 .collect();
-            let shards = plan_shards(
+            let shards = plan_shards_sized(
                 &missing,
                 size.games_per_slice(),
                 self.config.min_shards,
-                self.config.min_games_per_shard,
+                self.config
+                    .min_games_per_shard
+                    .min(self.config.target_games_per_shard),
+                self.config.target_games_per_shard,
             );
             let ledger = LeaseLedger::new(shards, self.config.lease, inner.next_lease);
             info!(

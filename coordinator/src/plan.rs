@@ -84,10 +84,27 @@ pub fn plan_shards(
     min_shards: usize,
     min_games: u64,
 ) -> Vec<Vec<u32>> {
+    plan_shards_sized(
+        missing,
+        games_per_slice,
+        min_shards,
+        min_games,
+        TARGET_GAMES_PER_SHARD,
+    )
+}
+
+/// [`plan_shards`] with another target of games per shard.
+pub fn plan_shards_sized(
+    missing: &[u32],
+    games_per_slice: u64,
+    min_shards: usize,
+    min_games: u64,
+    target_games: u64,
+) -> Vec<Vec<u32>> {
     if missing.is_empty() {
         return Vec::new();
     }
-    let by_work = (TARGET_GAMES_PER_SHARD / games_per_slice.max(1)).max(1) as usize;
+    let by_work = (target_games / games_per_slice.max(1)).max(1) as usize;
     let least = (min_games / games_per_slice.max(1)).max(1) as usize;
     let by_count = missing.len().div_ceil(min_shards.max(1));
     let size = by_work.min(by_count).max(least).max(1);
@@ -108,6 +125,11 @@ mod tests {
             assert!(shards.iter().all(|s| !s.is_empty()));
         }
         assert!(plan_shards(&[], 5, 3, 1).is_empty());
+        // a smaller target gives more, smaller shards
+        assert_eq!(
+            plan_shards_sized(&missing, 1000, 1, 1, 10_000).len(),
+            missing.len().div_ceil(10)
+        );
         // small layers are not cut finer than the minimum work per shard
         assert_eq!(
             plan_shards(&missing, 10, 64, 1000).len(),
