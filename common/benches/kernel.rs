@@ -6,15 +6,18 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use gops_common::engine::{LayerEngine, fill_matrix};
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::objective::Objective;
 use gops_common::prizes::{prize_rank, prize_unrank};
 use gops_common::solution::InMemorySolution;
-use microlp::{ComparisonOp, OptimizationDirection, Problem};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
+use support::lp_game_value;
 
 const GAMES_PER_SIZE: usize = 20_000;
 const LP_GAMES_PER_SIZE: usize = 300;
@@ -78,26 +81,6 @@ fn synthetic_games(k: usize, rng: &mut StdRng) -> Vec<Vec<f64>> {
         .collect()
 }
 
-fn lp_value(m: &[f64], k: usize) -> f64 {
-    let mut problem = Problem::new(OptimizationDirection::Maximize);
-    let x: Vec<_> = (0..k).map(|_| problem.add_var(0.0, (0.0, 1.0))).collect();
-    let v = problem.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY));
-    for j in 0..k {
-        let mut terms: Vec<_> = (0..k).map(|i| (x[i], m[i * k + j])).collect();
-        terms.push((v, -1.0));
-        problem.add_constraint(terms, ComparisonOp::Ge, 0.0);
-    }
-    problem.add_constraint(
-        x.iter().map(|&xi| (xi, 1.0)).collect::<Vec<_>>(),
-        ComparisonOp::Eq,
-        1.0,
-    );
-    match problem.solve() {
-        Ok(microlp::SolveOutcome::Solution(s)) => s.objective(),
-        _ => f64::NAN,
-    }
-}
-
 fn main() {
     let mut rng = StdRng::seed_from_u64(42);
     let started = Instant::now();
@@ -131,7 +114,7 @@ fn main() {
         let kernel_ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
         let started = Instant::now();
         for m in games.iter().take(LP_GAMES_PER_SIZE) {
-            black_box(lp_value(black_box(m), k));
+            black_box(lp_game_value(black_box(m), k, k));
         }
         let lp_ns = started.elapsed().as_nanos() as f64 / LP_GAMES_PER_SIZE as f64;
         println!(

@@ -25,6 +25,24 @@ fn join(cards: &[u8]) -> String {
         .join(",")
 }
 
+/// Checks every fixture line's value against the db's, within 1e-9.
+fn check_fixture_values(db: &std::path::Path, n: u8, lines: &[Value]) {
+    let store = Store::open_existing(db).unwrap();
+    for f in lines {
+        let state = GameState::new(
+            n,
+            CardSet::from_cards(&cards(&f["a"])),
+            CardSet::from_cards(&cards(&f["b"])),
+            CardSet::from_cards(&cards(&f["c"])),
+            f["d"].as_i64().unwrap(),
+        )
+        .unwrap();
+        let got = state_value(&store, &state).unwrap();
+        let want = f["value"].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-9, "{f}: got {got}");
+    }
+}
+
 #[test]
 fn every_points_n6_fixture_state_from_the_db() {
     let (_dir, db) = temp_db();
@@ -35,22 +53,7 @@ fn every_points_n6_fixture_state_from_the_db() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 500);
-    {
-        let store = Store::open_existing(&db).unwrap();
-        for f in &lines {
-            let state = GameState::new(
-                6,
-                CardSet::from_cards(&cards(&f["a"])),
-                CardSet::from_cards(&cards(&f["b"])),
-                CardSet::from_cards(&cards(&f["c"])),
-                f["d"].as_i64().unwrap(),
-            )
-            .unwrap();
-            let got = state_value(&store, &state).unwrap();
-            let want = f["value"].as_f64().unwrap();
-            assert!((got - want).abs() <= 1e-9, "{f}: got {got}");
-        }
-    }
+    check_fixture_values(&db, 6, &lines);
     // the command line prints the same values, with the DESIGN §6 fields
     for f in lines.iter().step_by(50) {
         let (a, b, c) = (
@@ -191,24 +194,7 @@ fn win_n5_fixture_states_from_the_db_and_the_command_line() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    {
-        let store = Store::open_existing(&db).unwrap();
-        for f in &lines {
-            let state = GameState::new(
-                5,
-                CardSet::from_cards(&cards(&f["a"])),
-                CardSet::from_cards(&cards(&f["b"])),
-                CardSet::from_cards(&cards(&f["c"])),
-                f["d"].as_i64().unwrap(),
-            )
-            .unwrap();
-            let got = state_value(&store, &state).unwrap();
-            assert!(
-                (got - f["value"].as_f64().unwrap()).abs() <= 1e-9,
-                "{f}: got {got}"
-            );
-        }
-    }
+    check_fixture_values(&db, 5, &lines);
     for f in lines.iter().step_by(60) {
         let (a, b, c) = (
             join(&cards(&f["a"])),
