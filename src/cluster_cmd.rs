@@ -104,14 +104,19 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         let done = {
             let core = Arc::clone(&core);
             let exit_when_done = args.exit_when_done;
+            let lease = core.config().lease;
             async move {
+                let mut finished_at = None;
                 loop {
                     if exit_when_done && core.is_finished() {
-                        // let workers hear "finished" before the server goes
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        return;
+                        // every live worker hears "finished" first (or a lease passes:
+                        // a silent worker has lost its lease by then anyway)
+                        let since = *finished_at.get_or_insert_with(std::time::Instant::now);
+                        if core.workers_released(std::time::Instant::now()) || since.elapsed() > lease {
+                            return;
+                        }
                     }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             }
         };

@@ -20,6 +20,8 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use tracing::{info, warn};
 
+use gops_worker::cache::SliceCache;
+
 use crate::ledger::{Assignment, LeaseLedger};
 use crate::plan::{LayerSize, plan_shards_sized};
 use crate::query::{RunStatus, run_status};
@@ -43,6 +45,8 @@ pub struct CoordinatorConfig {
     pub min_games_per_shard: u64,
     /// Most slices one fetch may ask for.
     pub max_fetch: usize,
+    /// Memory for slices of layer k - 1 kept to check submissions against.
+    pub verify_cache_bytes: usize,
 }
 
 impl Default for CoordinatorConfig {
@@ -55,6 +59,7 @@ impl Default for CoordinatorConfig {
             target_games_per_shard: crate::plan::TARGET_GAMES_PER_SHARD,
             min_games_per_shard: crate::plan::MIN_GAMES_PER_SHARD,
             max_fetch: 4096,
+            verify_cache_bytes: 512 << 20,
         }
     }
 }
@@ -113,6 +118,18 @@ pub struct WorkerInfo {
     pub rejected: u64,
 }
 
+/// Why a submission is not stored: the worker's data is wrong, or the coordinator failed.
+enum Refusal {
+    Reject(String),
+    Internal(CoreError),
+}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Self {
+        Refusal::Reject(why)
+    }
+}
+
 /// A submission sorted: all late, or new slices to check.
 enum Triage {
     AllLate(u32),
@@ -132,8 +149,8 @@ struct OpenLayer {
     digests: Vec<Option<Digest>>,
     max_gap: f64,
     stored_values: u64,
-    /// Slices of layer k - 1 loaded for verification.
-    below: HashMap<u32, Arc<Slice>>,
+    /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
+    below: SliceCache,
 }
 
 struct Inner {
@@ -149,6 +166,8 @@ struct Inner {
     slice_budget: Option<u64>,
     /// Distinct (layer, prize rank) leased this run.
     leased: std::collections::HashSet<(u8, u32)>,
+    /// Workers told the run is finished.
+    told_finished: std::collections::HashSet<u64>,
 }
 
 pub struct Coordinator {
@@ -171,20 +190,24 @@ impl Coordinator {
             plan.push((LayerSize::of(n, k, objective), store.stored_count(k)?));
         }
         observer.plan(&plan);
+        // ids carry the run number in their high bits: a worker or lease from before a
+        // restart is never mistaken for a new one
+        let first_id = (store.next_run()? << 32) | 1;
         let coordinator = Coordinator {
             store,
             config,
             inner: Mutex::new(Inner {
                 open: None,
                 workers: BTreeMap::new(),
-                next_worker: 1,
-                next_lease: 1,
+                next_worker: first_id,
+                next_lease: first_id,
                 started: Instant::now(),
                 slices_this_run: 0,
                 games_this_run: 0,
                 rejected: 0,
                 slice_budget: None,
                 leased: Default::default(),
+                told_finished: Default::default(),
             }),
             observer,
         };
@@ -220,6 +243,18 @@ impl Coordinator {
     /// Stops leasing once this run has stored `slices` slices.
     pub fn set_slice_budget(&self, slices: Option<u64>) {
         self.lock().slice_budget = slices;
+    }
+
+    /// Whether the run is finished and every worker seen within a lease period has been
+    /// told so (a coordinator about to exit lets its workers hear it first).
+    pub fn workers_released(&self, now: Instant) -> bool {
+        let inner = self.lock();
+        inner.open.is_none()
+            && inner
+                .workers
+                .values()
+                .filter(|w| now.duration_since(w.last_seen) <= self.config.lease)
+                .all(|w| inner.told_finished.contains(&w.id))
     }
 
     /// Distinct slices leased to workers this run.
@@ -297,7 +332,7 @@ impl Coordinator {
                 digests,
                 max_gap,
                 stored_values,
-                below: HashMap::new(),
+                below: SliceCache::new(self.config.verify_cache_bytes),
             });
             if missing.is_empty() {
                 return self.complete_layer(inner);
@@ -312,7 +347,7 @@ impl Coordinator {
     /// Writes the open layer's record (its slices are flushed already) and opens the
     /// next layer.
     fn complete_layer(&self, inner: &mut Inner) -> Result<(), CoreError> {
-        let open = inner.open.take().expect("a layer is open");
+        let open = inner.open.as_ref().expect("a layer is open");
         let mut checksum = LayerChecksum::new();
         for digest in &open.digests {
             checksum.add(digest.as_ref().expect("every slice stored"));
@@ -326,10 +361,12 @@ impl Coordinator {
             checksum: checksum.finish(),
             max_gap: open.max_gap,
         };
+        // the layer stays open (and the run unfinished) unless its record is durable
         self.store.complete_layer(&record)?;
         info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
         self.observer.layer_done(&record);
         inner.next_lease = inner.next_lease.max(open.ledger.next_lease_id());
+        inner.open = None;
         self.open_next_layer(inner, record.k + 1)
     }
 
@@ -379,6 +416,7 @@ impl Coordinator {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
         let Some(open) = inner.open.as_mut() else {
+            inner.told_finished.insert(worker);
             return Ok(LeaseOutcome::Finished);
         };
         for (lease_id, holder) in open.ledger.expire(now) {
@@ -475,7 +513,10 @@ impl Coordinator {
             Self::touch(&mut inner, worker, now)?;
             match self.triage(&mut inner, &slices) {
                 Ok(t) => t,
-                Err(why) => return Err(self.reject(&mut inner, worker, lease_id, why)),
+                Err(Refusal::Reject(why)) => {
+                    return Err(self.reject(&mut inner, worker, lease_id, why));
+                }
+                Err(Refusal::Internal(e)) => return Err(e),
             }
         };
         let (engine, below, fresh, duplicates) = match triage {
@@ -493,7 +534,7 @@ impl Coordinator {
             } => (engine, below, fresh, duplicates),
         };
         // the expensive checks run without the lock
-        let checked: Result<Vec<(u32, SliceBytes, u64)>, String> = fresh
+        let checked: Result<Vec<(u32, SliceBytes, u64)>, Refusal> = fresh
             .into_iter()
             .map(|s| {
                 let values = self.check_slice(&engine, &below, &s)?;
@@ -503,7 +544,9 @@ impl Coordinator {
         let mut inner = self.lock();
         let checked = match checked {
             Ok(c) => c,
-            Err(why) => return Err(self.reject(&mut inner, worker, lease_id, why)),
+            Err(Refusal::Reject(why)) => return Err(self.reject(&mut inner, worker, lease_id, why)),
+            // the coordinator's own failure: not the worker's fault, nothing is blamed
+            Err(Refusal::Internal(e)) => return Err(e),
         };
         let Some(open) = inner.open.as_mut().filter(|o| o.size.k == engine.k()) else {
             // the layer completed meanwhile: everything here was a duplicate
@@ -522,7 +565,7 @@ impl Coordinator {
             .map(|(rank, bytes, _)| (*rank, bytes.clone()))
             .collect();
         self.store.put_slice_bytes(open.size.k, &new)?;
-        let mut games = 0;
+        let mut games = 0u64;
         for (rank, bytes, values) in checked {
             if !open.ledger.is_missing(rank) {
                 outcome.duplicates += 1;
@@ -532,13 +575,13 @@ impl Coordinator {
             open.digests[rank as usize] = Some(bytes.digest);
             open.max_gap = open.max_gap.max(bytes.max_gap);
             open.stored_values += values;
-            games += bytes.games;
+            games = games.saturating_add(bytes.games);
             outcome.stored += 1;
         }
         let k = open.size.k;
         let layer_done = open.ledger.is_done();
         inner.slices_this_run += u64::from(outcome.stored);
-        inner.games_this_run += games;
+        inner.games_this_run = inner.games_this_run.saturating_add(games);
         if let Some(w) = inner.workers.get_mut(&worker) {
             w.slices += u64::from(outcome.stored);
         }
@@ -553,7 +596,7 @@ impl Coordinator {
 
     /// Sorts a submission into new slices and duplicates, and gathers what checking the
     /// new ones needs. Errors are reasons to reject.
-    fn triage(&self, inner: &mut Inner, slices: &[Submitted]) -> Result<Triage, String> {
+    fn triage(&self, inner: &mut Inner, slices: &[Submitted]) -> Result<Triage, Refusal> {
         let Some(open) = inner.open.as_mut() else {
             // the run is complete: whatever arrives now is late
             return Ok(Triage::AllLate(slices.len() as u32));
@@ -568,27 +611,30 @@ impl Coordinator {
                 continue;
             }
             if s.layer != k {
-                return Err(format!(
+                return Err(Refusal::Reject(format!(
                     "slice of layer {} while layer {k} is open",
                     s.layer
-                ));
+                )));
             }
-            if !open.ledger.contains(s.prize_rank) && (s.prize_rank as usize) >= open.size.slices {
-                return Err(format!("layer {k} has no slice {}", s.prize_rank));
+            if s.prize_rank as usize >= open.size.slices {
+                return Err(Refusal::Reject(format!(
+                    "layer {k} has no slice {}",
+                    s.prize_rank
+                )));
             }
             if !seen.insert(s.prize_rank) {
-                return Err(format!(
+                return Err(Refusal::Reject(format!(
                     "slice {} submitted twice in one request",
                     s.prize_rank
-                ));
+                )));
             }
             match open.digests[s.prize_rank as usize] {
                 Some(stored) if stored == s.bytes.digest => duplicates += 1,
                 Some(_) => {
-                    return Err(format!(
+                    return Err(Refusal::Reject(format!(
                         "slice {} differs from the one already stored",
                         s.prize_rank
-                    ));
+                    )));
                 }
                 None => fresh.push(s.clone()),
             }
@@ -602,8 +648,8 @@ impl Coordinator {
                 if below.contains_key(&rank) {
                     continue;
                 }
-                let slice = match open.below.get(&rank) {
-                    Some(slice) => Arc::clone(slice),
+                let slice = match open.below.get(k - 1, rank) {
+                    Some(slice) => slice,
                     None => {
                         let slice = if k == 1 {
                             Arc::new(terminal_slice())
@@ -611,13 +657,15 @@ impl Coordinator {
                             let record = self
                                 .store
                                 .slice(k - 1, rank)
-                                .map_err(|e| e.to_string())?
+                                .map_err(|e| Refusal::Internal(e.into()))?
                                 .ok_or_else(|| {
-                                    format!("dependency {rank} of layer {} missing", k - 1)
+                                    Refusal::Internal(CoreError::Store(StoreError::Corrupt(
+                                        format!("dependency {rank} of layer {} missing", k - 1),
+                                    )))
                                 })?;
                             Arc::new(record.slice)
                         };
-                        open.below.insert(rank, Arc::clone(&slice));
+                        open.below.insert(k - 1, rank, Arc::clone(&slice));
                         slice
                     }
                 };
@@ -639,22 +687,24 @@ impl Coordinator {
         engine: &LayerEngine,
         below: &HashMap<u32, Arc<Slice>>,
         s: &Submitted,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, Refusal> {
         let rank = s.prize_rank;
         if digest_bytes(&s.bytes.body) != s.bytes.digest {
-            return Err(format!("slice {rank}: bytes do not match their digest"));
+            return Err(Refusal::Reject(format!(
+                "slice {rank}: bytes do not match their digest"
+            )));
         }
         let slice = Slice::decode_for(self.n(), self.objective(), engine.k(), rank, &s.bytes.body)
-            .map_err(|e| format!("slice {rank}: {e}"))?;
+            .map_err(|e| Refusal::Reject(format!("slice {rank}: {e}")))?;
         if let Some(bad) = slice.values.iter().find(|v| !v.is_finite()) {
-            return Err(format!("slice {rank}: value {bad}"));
+            return Err(Refusal::Reject(format!("slice {rank}: value {bad}")));
         }
         let scale = 1.0 + f64::from(gops_common::CardSet::full(self.n()).sum());
         let gap = s.bytes.max_gap;
         if !(gap.is_finite() && (0.0..=GAP_TOLERANCE * scale).contains(&gap)) {
-            return Err(format!(
+            return Err(Refusal::Reject(format!(
                 "slice {rank}: certificate gap {gap:e} over tolerance"
-            ));
+            )));
         }
         let dependency = |prizes| &*below[&prize_rank(prizes)];
         let states = slice.patterns() * slice.width();
@@ -663,7 +713,8 @@ impl Coordinator {
         } else {
             ((states as f64 * self.config.verify_fraction).ceil() as usize).clamp(1, states)
         };
-        let mut rng = StdRng::seed_from_u64(u64::from(engine.k()) << 32 | u64::from(rank));
+        // a fresh seed each time: a worker cannot know which states will be checked
+        let mut rng = StdRng::seed_from_u64(rand::random());
         let mut solver = GameSolver::new();
         for i in 0..samples {
             let state = if samples == states {
@@ -675,12 +726,12 @@ impl Coordinator {
             let d = slot as i32 - slice.diff_range;
             let want = engine
                 .recompute_value(&mut solver, rank, p, d, &dependency)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Refusal::Internal(e.into()))?;
             let got = slice.value(gops_common::layout::Oriented::new(p as u32, false), d);
             if got.to_bits() != want.to_bits() {
-                return Err(format!(
+                return Err(Refusal::Reject(format!(
                     "slice {rank}: pattern {p} at d {d} is {got}, a re-solve gives {want}"
-                ));
+                )));
             }
         }
         Ok(slice.values.len() as u64)

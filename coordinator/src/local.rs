@@ -79,7 +79,7 @@ pub fn solve_local(
                 coordinator: format!("http://{address}"),
                 threads,
                 token: None,
-                cache_bytes: usize::MAX,
+                cache_bytes: 1 << 30,
                 name: "local".into(),
                 backoff: Backoff {
                     give_up_after: Duration::from_secs(30),

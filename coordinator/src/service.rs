@@ -43,7 +43,8 @@ fn layer_of(value: u32) -> Result<u8, Status> {
         .map_err(|_| Status::invalid_argument(format!("layer {value} is out of range")))
 }
 
-/// Runs a blocking core call off the async runtime.
+/// Runs a core call off the async runtime: it may wait for the coordinator's lock, which
+/// is held across flushed writes.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
 ) -> Result<T, Status> {
@@ -64,7 +65,10 @@ impl CoordinatorRpc for Service {
     async fn hello(&self, request: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
-        let worker_id = core.hello(r.protocol_version, &r.worker_name, r.threads)?;
+        let hello_core = Arc::clone(&core);
+        let worker_id =
+            blocking(move || hello_core.hello(r.protocol_version, &r.worker_name, r.threads))
+                .await?;
         Ok(Response::new(HelloReply {
             worker_id,
             n: u32::from(core.n()),
@@ -75,7 +79,8 @@ impl CoordinatorRpc for Service {
 
     async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
         let worker = request.into_inner().worker_id;
-        let reply = match self.core.lease(worker, Instant::now())? {
+        let core = Arc::clone(&self.core);
+        let reply = match blocking(move || core.lease(worker, Instant::now())).await? {
             LeaseOutcome::Shard {
                 lease_id,
                 layer,
@@ -98,9 +103,9 @@ impl CoordinatorRpc for Service {
         request: Request<HeartbeatRequest>,
     ) -> Result<Response<HeartbeatReply>, Status> {
         let r = request.into_inner();
-        let valid = self
-            .core
-            .heartbeat(r.worker_id, r.lease_id, Instant::now())?;
+        let core = Arc::clone(&self.core);
+        let valid =
+            blocking(move || core.heartbeat(r.worker_id, r.lease_id, Instant::now())).await?;
         Ok(Response::new(HeartbeatReply { valid }))
     }
 
@@ -113,7 +118,8 @@ impl CoordinatorRpc for Service {
         let r = request.into_inner();
         let layer = layer_of(r.layer)?;
         let core = Arc::clone(&self.core);
-        core.check_fetch(layer, &r.prize_ranks)?;
+        let (check_core, ranks) = (Arc::clone(&core), r.prize_ranks.clone());
+        blocking(move || check_core.check_fetch(layer, &ranks)).await?;
         // one slice in memory at a time per stream, read off the runtime
         let (tx, rx) = tokio::sync::mpsc::channel(2);
         tokio::task::spawn_blocking(move || {
@@ -155,7 +161,8 @@ impl CoordinatorRpc for Service {
         request: Request<ReleaseRequest>,
     ) -> Result<Response<ReleaseReply>, Status> {
         let r = request.into_inner();
-        self.core.release(r.worker_id, r.lease_id)?;
+        let core = Arc::clone(&self.core);
+        blocking(move || core.release(r.worker_id, r.lease_id)).await?;
         Ok(Response::new(ReleaseReply {}))
     }
 

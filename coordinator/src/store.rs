@@ -318,6 +318,24 @@ impl Store {
         self.manifest.objective().expect("checked at open")
     }
 
+    /// Counts this start of a coordinator and returns its number (1, 2, ...), flushed: ids
+    /// handed out by different runs on this db then never collide.
+    pub fn next_run(&self) -> Result<u64, StoreError> {
+        let meta = self.db.open_tree("meta").map_err(io)?;
+        let run = meta
+            .update_and_fetch(b"runs", |old| {
+                let n = old
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(0, u64::from_be_bytes);
+                Some((n + 1).to_be_bytes().to_vec())
+            })
+            .map_err(io)?
+            .and_then(|b| b.as_ref().try_into().ok())
+            .map_or(1, u64::from_be_bytes);
+        self.flush()?;
+        Ok(run)
+    }
+
     /// Writes finished slices of layer `k` in one batch and flushes it, so a later run
     /// resumes after them even if this process is killed. A slice already stored is
     /// overwritten with identical bytes (the engine is deterministic).

@@ -169,15 +169,22 @@ fn a_worker_killed_mid_shard_costs_only_its_shard() {
     let (coord, url) = coordinator(&db, 8, "127.0.0.1:0", &["--lease-ms", "300"]);
     let mut doomed = worker(&url, &["--name", "doomed"]);
     let survivor = worker(&url, &["--name", "survivor"]);
-    // right after a shard is done the worker leases the next: kill it then
-    doomed.wait_for("a finished shard", |l| {
-        l.contains("shard done") && !l.contains("layer=1 ")
+    // kill it the moment it holds a lease of a layer with work in it
+    doomed.wait_for("a lease", |l| {
+        l.contains("shard leased") && !l.contains("layer=1 ")
     });
     doomed.kill();
     let (ok, lines) = survivor.finish();
     assert!(ok, "{}", lines.join("\n"));
     let (ok, lines) = coord.finish();
     assert!(ok, "{}", lines.join("\n"));
+    // the killed worker held a lease: its shard was finished by the survivor, through
+    // the lease's expiry or a speculative copy, whichever came first
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("coordinator stopped") && l.contains("complete=true"))
+    );
     assert_eq!(checksums(&db), reference(8, "points"));
 }
 

@@ -85,6 +85,12 @@ pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
     let endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|e| ClientError::Address(url.to_string(), e.to_string()))?
         .connect_timeout(Duration::from_secs(5))
+        // a coordinator host that vanishes must surface as an error, not a hang
+        .timeout(Duration::from_secs(600))
+        .http2_keep_alive_interval(Duration::from_secs(20))
+        .keep_alive_timeout(Duration::from_secs(20))
+        .keep_alive_while_idle(true)
+        .tcp_keepalive(Some(Duration::from_secs(30)))
         .tcp_nodelay(true);
     let token = token
         .map(|t| {
@@ -285,6 +291,12 @@ pub async fn run_worker(
                 "shard with a prize rank out of range".into(),
             ));
         }
+        info!(
+            layer,
+            lease = shard.lease_id,
+            slices = shard.prize_ranks.len(),
+            "shard leased"
+        );
         let started = Instant::now();
         let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
             Some(e) => Arc::clone(e),
@@ -451,12 +463,15 @@ async fn solve_with_heartbeats(
             }
             _ = beats.tick() => {
                 let request = HeartbeatRequest { worker_id: session.worker_id, lease_id: shard.lease_id };
-                match session.client.clone().heartbeat(request).await {
-                    Ok(reply) if !reply.get_ref().valid => {
+                // bounded, so a stuck call never holds up noticing that the solve ended
+                let mut client = session.client.clone();
+                match tokio::time::timeout(session.lease / 3, client.heartbeat(request)).await {
+                    Ok(Ok(reply)) if !reply.get_ref().valid => {
                         warn!(lease = shard.lease_id, "lease lost; finishing the shard anyway");
                     }
-                    Ok(_) => {}
-                    Err(status) => warn!(error = %status.message(), "heartbeat failed"),
+                    Ok(Ok(_)) => {}
+                    Ok(Err(status)) => warn!(error = %status.message(), "heartbeat failed"),
+                    Err(_) => warn!("heartbeat timed out"),
                 }
             }
         }
