@@ -47,6 +47,8 @@ pub struct CoordinatorConfig {
     pub max_fetch: usize,
     /// Memory for slices of layer k - 1 kept to check submissions against.
     pub verify_cache_bytes: usize,
+    /// A worker with this many rejected submissions gets no more shards.
+    pub max_rejections: u64,
 }
 
 impl Default for CoordinatorConfig {
@@ -60,6 +62,7 @@ impl Default for CoordinatorConfig {
             min_games_per_shard: crate::plan::MIN_GAMES_PER_SHARD,
             max_fetch: 4096,
             verify_cache_bytes: 512 << 20,
+            max_rejections: 3,
         }
     }
 }
@@ -76,6 +79,8 @@ pub enum CoreError {
     Rejected(String),
     #[error("layer {0} is not complete yet")]
     NotReady(u8),
+    #[error("worker {0} had {1} submissions rejected: no more shards for it")]
+    Banned(u64, u64),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -409,6 +414,10 @@ impl Coordinator {
     pub fn lease(&self, worker: u64, now: Instant) -> Result<LeaseOutcome, CoreError> {
         let mut inner = self.lock();
         Self::touch(&mut inner, worker, now)?;
+        let rejected = inner.workers[&worker].rejected;
+        if rejected >= self.config.max_rejections {
+            return Err(CoreError::Banned(worker, rejected));
+        }
         if inner
             .slice_budget
             .is_some_and(|b| inner.slices_this_run >= b)

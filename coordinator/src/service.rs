@@ -28,7 +28,7 @@ impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
         let message = e.to_string();
         match e {
-            CoreError::Version { .. } | CoreError::NotReady(_) => {
+            CoreError::Version { .. } | CoreError::NotReady(_) | CoreError::Banned(..) => {
                 Status::failed_precondition(message)
             }
             CoreError::UnknownWorker(_) => Status::not_found(message),

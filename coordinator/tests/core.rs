@@ -184,6 +184,24 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
             .rejected,
         1
     );
+    // a worker rejected again and again gets no more shards
+    for _ in 1..3 {
+        let LeaseOutcome::Shard {
+            lease_id,
+            layer,
+            prize_ranks,
+        } = core.lease(cheat, now).unwrap()
+        else {
+            panic!()
+        };
+        let mut bad = solve_shard(&core, layer, &prize_ranks);
+        bad[0].bytes.digest[0] ^= 1;
+        assert!(core.submit(cheat, lease_id, bad, now).is_err());
+    }
+    assert!(matches!(
+        core.lease(cheat, now),
+        Err(CoreError::Banned(_, 3))
+    ));
     // the shard is leased again, and redone honestly
     let LeaseOutcome::Shard {
         lease_id,
