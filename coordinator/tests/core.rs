@@ -61,6 +61,24 @@ fn to_submitted(layer: u8, solved: SolvedSlice) -> Submitted {
     }
 }
 
+/// Leases a shard for `worker` (there must be one) and solves it honestly.
+fn lease_and_solve(
+    core: &Coordinator,
+    worker: u64,
+    now: Instant,
+) -> (u64, u8, Vec<u32>, Vec<Submitted>) {
+    let LeaseOutcome::Shard {
+        lease_id,
+        layer,
+        prize_ranks,
+    } = core.lease(worker, now).unwrap()
+    else {
+        panic!("no shard to lease")
+    };
+    let slices = solve_shard(core, layer, &prize_ranks);
+    (lease_id, layer, prize_ranks, slices)
+}
+
 /// Runs honest virtual workers until the run is finished.
 fn run_to_the_end(core: &Coordinator, worker: u64, now: Instant) {
     for _ in 0..10_000 {
@@ -139,15 +157,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         )
         .unwrap();
     }
-    let LeaseOutcome::Shard {
-        lease_id,
-        layer,
-        prize_ranks,
-    } = core.lease(cheat, now).unwrap()
-    else {
-        panic!()
-    };
-    let mut slices = solve_shard(&core, layer, &prize_ranks);
+    let (lease_id, layer, prize_ranks, mut slices) = lease_and_solve(&core, cheat, now);
     // one value off by one ulp, with a digest that matches the forged bytes
     let victim = slices.last_mut().unwrap();
     let mut slice = Slice::decode_for(
@@ -186,15 +196,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
     );
     // a worker rejected again and again gets no more shards
     for _ in 1..3 {
-        let LeaseOutcome::Shard {
-            lease_id,
-            layer,
-            prize_ranks,
-        } = core.lease(cheat, now).unwrap()
-        else {
-            panic!()
-        };
-        let mut bad = solve_shard(&core, layer, &prize_ranks);
+        let (lease_id, _, _, mut bad) = lease_and_solve(&core, cheat, now);
         bad[0].bytes.digest[0] ^= 1;
         assert!(core.submit(cheat, lease_id, bad, now).is_err());
     }
