@@ -11,6 +11,7 @@ mod support;
 
 use gops_common::engine::{LayerEngine, fill_matrix};
 use gops_common::kernel::{GameSolver, GameStatus};
+use gops_common::layout::full_game;
 use gops_common::objective::Objective;
 use gops_common::prizes::{prize_rank, prize_unrank};
 use gops_common::solution::InMemorySolution;
@@ -35,19 +36,7 @@ fn real_games(solution: &InMemorySolution, k: u8, rng: &mut StdRng) -> Vec<Vec<f
         // the full k x k game of a canonical pattern (the engine collapses repeated
         // moves; this measures the kernel on the games as they come)
         let pattern = engine.layout.canonical[rng.random_range(0..engine.layout.canonical_count())];
-        let (pa, pb): (Vec<u32>, Vec<u32>) = (
-            pattern.a_positions().collect(),
-            pattern.b_positions().collect(),
-        );
-        let mut children = Vec::with_capacity(kk * kk);
-        let mut signs = Vec::with_capacity(kk * kk);
-        for &a in &pa {
-            for &b in &pb {
-                let (child, sign) = pattern.play(a, b);
-                children.push(engine.below.locate(child));
-                signs.push(sign as i8);
-            }
-        }
+        let (children, signs) = full_game(pattern, &engine.below);
         let mut m = vec![0.0; kk * kk];
         fill_matrix(
             Objective::Points,

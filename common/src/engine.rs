@@ -246,29 +246,6 @@ impl LayerEngine {
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
     }
-
-    /// The payoff matrix of canonical pattern `p` at score difference `d` once `upcard`
-    /// is revealed, runs of equal moves collapsed: returns its rows and columns.
-    pub fn fill_matrix(
-        &self,
-        matrix: &mut [f64],
-        p: usize,
-        d: i32,
-        upcard: u8,
-        below: &Slice,
-    ) -> (usize, usize) {
-        let (rows, cols, children, signs) = self.children.of(p);
-        fill_matrix(
-            self.objective,
-            &mut matrix[..rows * cols],
-            children,
-            signs,
-            d,
-            upcard,
-            below,
-        );
-        (rows, cols)
-    }
 }
 
 /// Fills `out[i]`, the value at score difference `first_d + i`, for a value that is

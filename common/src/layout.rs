@@ -82,6 +82,23 @@ impl LayerLayout {
     }
 }
 
+/// The full `k x k` game of a pattern (no moves collapsed): the child each pair of bids
+/// leads to, located in the layer below, and the sign of the comparison, row-major with
+/// A's cards ascending down the rows and B's along the columns.
+pub fn full_game(pattern: Pattern, below: &LayerLayout) -> (Vec<Oriented>, Vec<i8>) {
+    let positions_b: Vec<u32> = pattern.b_positions().collect();
+    let mut children = Vec::new();
+    let mut signs = Vec::new();
+    for pa in pattern.a_positions() {
+        for &pb in &positions_b {
+            let (child, sign) = pattern.play(pa, pb);
+            children.push(below.locate(child));
+            signs.push(sign as i8);
+        }
+    }
+    (children, signs)
+}
+
 /// For each canonical pattern of layer `k`, its matrix game's rows and columns with the
 /// children they lead to (located in layer `k - 1`) and the sign of each bid comparison.
 ///

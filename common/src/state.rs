@@ -3,7 +3,7 @@
 
 use crate::cards::{CardSet, InputError};
 use crate::engine::fill_matrix;
-use crate::layout::{LayerLayout, Oriented};
+use crate::layout::{LayerLayout, Oriented, full_game};
 use crate::objective::Objective;
 use crate::pattern::Pattern;
 use crate::prizes::prize_rank;
@@ -119,16 +119,7 @@ impl GameState {
                 prizes: self.prizes,
             });
         }
-        let pattern = self.pattern();
-        let mut children = Vec::new();
-        let mut signs = Vec::new();
-        for pa in pattern.a_positions() {
-            for pb in pattern.b_positions() {
-                let (child, sign) = pattern.play(pa, pb);
-                children.push(below.locate(child));
-                signs.push(sign as i8);
-            }
-        }
+        let (children, signs) = full_game(self.pattern(), below);
         let k = self.k() as usize;
         let mut matrix = vec![0.0; k * k];
         fill_matrix(

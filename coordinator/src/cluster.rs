@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use gops_common::checksum::{Digest, LayerChecksum, digest_bytes};
+use gops_common::checksum::{Digest, digest_bytes};
 use gops_common::engine::{EngineError, LayerEngine, terminal_slice};
 use gops_common::kernel::{GAP_TOLERANCE, GameSolver};
 use gops_common::objective::Objective;
@@ -353,19 +353,11 @@ impl Coordinator {
     /// next layer.
     fn complete_layer(&self, inner: &mut Inner) -> Result<(), CoreError> {
         let open = inner.open.as_ref().expect("a layer is open");
-        let mut checksum = LayerChecksum::new();
-        for digest in &open.digests {
-            checksum.add(digest.as_ref().expect("every slice stored"));
-        }
-        let record = LayerRecord {
-            k: open.size.k,
-            slices: open.size.slices,
-            states: open.size.states,
-            stored_values: open.stored_values,
-            dense_values: open.size.dense_values,
-            checksum: checksum.finish(),
-            max_gap: open.max_gap,
-        };
+        let digests = open
+            .digests
+            .iter()
+            .map(|d| d.as_ref().expect("every slice stored"));
+        let record = LayerRecord::complete(&open.size, digests, open.max_gap, open.stored_values);
         // the layer stays open (and the run unfinished) unless its record is durable
         self.store.complete_layer(&record)?;
         info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");

@@ -5,7 +5,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use gops_common::checksum::LayerChecksum;
 use gops_common::engine::{LayerEngine, terminal_slice};
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
@@ -166,17 +165,7 @@ pub fn solve(
                 current[slice.prize_rank as usize] = Some(slice.slice);
             }
         }
-        let mut checksum = LayerChecksum::new();
-        digests.iter().for_each(|d| checksum.add(d));
-        let record = LayerRecord {
-            k,
-            slices: size.slices,
-            states: size.states,
-            stored_values,
-            dense_values: size.dense_values,
-            checksum: checksum.finish(),
-            max_gap,
-        };
+        let record = LayerRecord::complete(size, &digests, max_gap, stored_values);
         store.complete_layer(&record)?;
         info!(layer = k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
         observer.layer_done(&record);

@@ -57,6 +57,29 @@ pub struct LayerRecord {
     pub max_gap: f64,
 }
 
+impl LayerRecord {
+    /// The record of a complete layer: its size, and the digests of its slices in
+    /// prize-rank order folded into the checksum.
+    pub fn complete<'a>(
+        size: &crate::plan::LayerSize,
+        digests: impl IntoIterator<Item = &'a Digest>,
+        max_gap: f64,
+        stored_values: u64,
+    ) -> LayerRecord {
+        let mut checksum = gops_common::checksum::LayerChecksum::new();
+        digests.into_iter().for_each(|d| checksum.add(d));
+        LayerRecord {
+            k: size.k,
+            slices: size.slices,
+            states: size.states,
+            stored_values,
+            dense_values: size.dense_values,
+            checksum: checksum.finish(),
+            max_gap,
+        }
+    }
+}
+
 /// A stored slice as bytes, for serving to workers: its encoding and that encoding's
 /// digest (checked when read).
 #[derive(Clone, Debug, PartialEq)]

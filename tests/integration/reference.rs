@@ -25,6 +25,31 @@ fn join(cards: &[u8]) -> String {
         .join(",")
 }
 
+/// What `gops value --json` prints for a fixture line's state.
+fn value_json(db: &std::path::Path, f: &Value) -> Value {
+    let (a, b, c) = (
+        join(&cards(&f["a"])),
+        join(&cards(&f["b"])),
+        join(&cards(&f["c"])),
+    );
+    let d = f["d"].to_string();
+    let out = gops_ok(&[
+        "value",
+        "--db",
+        db.to_str().unwrap(),
+        "--a",
+        &a,
+        "--b",
+        &b,
+        "--prizes",
+        &c,
+        "--diff",
+        &d,
+        "--json",
+    ]);
+    serde_json::from_str(&out).unwrap()
+}
+
 /// Checks every fixture line's value against the db's, within 1e-9.
 fn check_fixture_values(db: &std::path::Path, n: u8, lines: &[Value]) {
     let store = Store::open_existing(db).unwrap();
@@ -56,24 +81,7 @@ fn every_points_n6_fixture_state_from_the_db() {
     check_fixture_values(&db, 6, &lines);
     // the command line prints the same values, with the DESIGN §6 fields
     for f in lines.iter().step_by(50) {
-        let (a, b, c) = (
-            join(&cards(&f["a"])),
-            join(&cards(&f["b"])),
-            join(&cards(&f["c"])),
-        );
-        let out = gops_ok(&[
-            "value",
-            "--db",
-            db.to_str().unwrap(),
-            "--a",
-            &a,
-            "--b",
-            &b,
-            "--prizes",
-            &c,
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
+        let v = value_json(&db, f);
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
@@ -196,27 +204,7 @@ fn win_n5_fixture_states_from_the_db_and_the_command_line() {
         .collect();
     check_fixture_values(&db, 5, &lines);
     for f in lines.iter().step_by(60) {
-        let (a, b, c) = (
-            join(&cards(&f["a"])),
-            join(&cards(&f["b"])),
-            join(&cards(&f["c"])),
-        );
-        let d = f["d"].to_string();
-        let out = gops_ok(&[
-            "value",
-            "--db",
-            db.to_str().unwrap(),
-            "--a",
-            &a,
-            "--b",
-            &b,
-            "--prizes",
-            &c,
-            "--diff",
-            &d,
-            "--json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
+        let v = value_json(&db, f);
         assert_eq!(
             (v["objective"].as_str(), &v["diff"]),
             (Some("win"), &f["d"])
