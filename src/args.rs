@@ -35,6 +35,14 @@ pub enum Command {
     Worker(WorkerArgs),
     /// Both players' optimal strategies once a prize is turned up.
     Strategy(StrategyArgs),
+    /// Write the strategy database to a file (CSV, JSON lines, Parquet or SQLite).
+    Export(ExportArgs),
+    /// Play a game against the optimal strategy in the terminal.
+    Play(PlayArgs),
+    /// Play many games between two policies and report the results.
+    Simulate(SimulateArgs),
+    /// How much a best-responding opponent gains against a policy, exactly.
+    Exploit(ExploitArgs),
 }
 
 fn parse_objective(s: &str) -> Result<Objective, String> {
@@ -174,4 +182,112 @@ pub struct StrategyArgs {
     /// The prize turned up.
     #[arg(long, allow_hyphen_values = true)]
     pub upcard: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Jsonl,
+    Parquet,
+    Sqlite,
+}
+
+impl ExportFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Parquet => "parquet",
+            ExportFormat::Sqlite => "sqlite",
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Database directory of a solved game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// File format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// The file to write (refused if it exists, unless --force).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Layers (cards left) to export: K..L (inclusive), K.., ..L or K [default: all].
+    #[arg(long)]
+    pub layers: Option<String>,
+    /// One row per concrete (A, B, C) a canonical state stands for, both orientations
+    /// (for small games: rows multiply by up to 2 C(N, pattern length)).
+    #[arg(long)]
+    pub concrete: bool,
+    /// For `win`: every live score difference, also those whose value is exactly -1 or
+    /// +1 (by default only the undecided ones are written).
+    #[arg(long)]
+    pub all_diffs: bool,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args)]
+pub struct PlayArgs {
+    /// Database directory of a solved game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Seed for the prize order and the bot's draws [default: from the clock].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Show the bot's probabilities before every bid without being asked.
+    #[arg(long)]
+    pub show_probabilities: bool,
+}
+
+/// A way of bidding, for `simulate` and `exploit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyArg {
+    /// The equilibrium strategy from the db.
+    Optimal,
+    /// A remaining card uniformly at random.
+    Random,
+    /// The card equal to the prize (the nearest held card, lower on ties, once it is
+    /// gone).
+    Match,
+    /// The i-th highest remaining card on the i-th highest remaining prize.
+    Greedy,
+}
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// Database directory of a solved game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// A's policy.
+    #[arg(long, value_enum)]
+    pub a: PolicyArg,
+    /// B's policy.
+    #[arg(long, value_enum)]
+    pub b: PolicyArg,
+    /// Number of games.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub games: u64,
+    /// Seed [default: from the clock].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ExploitArgs {
+    /// Database directory of a solved game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The fixed policy (played as A; the game is symmetric).
+    #[arg(long, value_enum)]
+    pub policy: PolicyArg,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -4,8 +4,11 @@
 
 mod args;
 mod cluster_cmd;
+mod export_cmd;
 mod failure;
 mod output;
+mod play_cmd;
+mod policy_cmd;
 mod progress;
 mod query_cmd;
 mod solve_cmd;
@@ -39,6 +42,10 @@ fn main() {
         Command::Worker(args) => cluster_cmd::worker(args),
         Command::Value(args) => query_cmd::value(args),
         Command::Strategy(args) => query_cmd::strategy(args),
+        Command::Export(args) => export_cmd::run(args),
+        Command::Play(args) => play_cmd::run(args),
+        Command::Simulate(args) => policy_cmd::simulate(args),
+        Command::Exploit(args) => policy_cmd::exploit(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

@@ -49,6 +49,30 @@ pub fn init_logging(level: &str) {
         .init();
 }
 
+/// The process's one progress bar (log lines are written above it).
+fn shared_bar() -> &'static ProgressBar {
+    BAR.get_or_init(|| {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg} ETA {eta}",
+            )
+            .expect("valid template"),
+        );
+        bar
+    })
+}
+
+/// The progress bar set to count `total` units of work, labelled `prefix`.
+pub fn count_bar(total: u64, prefix: &str) -> &'static ProgressBar {
+    let bar = shared_bar();
+    bar.set_length(total);
+    bar.set_position(0);
+    bar.set_prefix(prefix.to_string());
+    bar.reset_eta();
+    bar
+}
+
 /// A progress bar over the matrix games of the whole solve.
 pub struct BarObserver {
     bar: &'static ProgressBar,
@@ -57,16 +81,7 @@ pub struct BarObserver {
 
 impl BarObserver {
     pub fn new() -> BarObserver {
-        let bar = BAR.get_or_init(|| {
-            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg} ETA {eta}",
-                )
-                .expect("valid template"),
-            );
-            bar
-        });
+        let bar = shared_bar();
         BarObserver {
             bar,
             layer_games: Mutex::new(Vec::new()),

@@ -38,6 +38,10 @@ impl CardSet {
         CardSet(self.0 & !(1 << (card - 1)))
     }
 
+    pub fn union(self, other: CardSet) -> CardSet {
+        CardSet(self.0 | other.0)
+    }
+
     /// Sum of the card values.
     pub fn sum(self) -> u32 {
         self.iter().map(u32::from).sum()

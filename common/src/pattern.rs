@@ -77,6 +77,35 @@ impl Pattern {
         (0..self.len()).filter(move |&p| self.letter(p) & HELD_BY_B != 0)
     }
 
+    /// The hands the pattern gives when its letters are laid, lowest first, on `cards`
+    /// (ascending, one card per letter): `(A's hand, B's hand)`.
+    pub fn place(self, cards: CardSet) -> (CardSet, CardSet) {
+        debug_assert_eq!(cards.len() as u32, self.len());
+        let (mut a, mut b) = (0u32, 0u32);
+        for (pos, card) in cards.iter().enumerate() {
+            let bit = 1u32 << (card - 1);
+            let letter = self.letter(pos as u32);
+            if letter & HELD_BY_A != 0 {
+                a |= bit;
+            }
+            if letter & HELD_BY_B != 0 {
+                b |= bit;
+            }
+        }
+        (CardSet(a), CardSet(b))
+    }
+
+    /// The pattern as text, lowest card first: `A` (A only), `B` (B only), `S` (both).
+    pub fn letters(self) -> String {
+        (0..self.len())
+            .map(|pos| match self.letter(pos) {
+                HELD_BY_A => 'A',
+                HELD_BY_B => 'B',
+                _ => 'S',
+            })
+            .collect()
+    }
+
     /// Removes the letter at `pos`, shifting the higher letters down.
     fn remove_letter(self, pos: u32) -> Pattern {
         let low_mask = (1u64 << (2 * pos)) as u32 - 1;
@@ -197,6 +226,21 @@ impl PatternIndex {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn placing_a_pattern_gives_hands_with_that_pattern() {
+        let (a, b) = (
+            CardSet::from_cards(&[2, 5, 7]),
+            CardSet::from_cards(&[5, 6, 9]),
+        );
+        let pattern = Pattern::from_hands(a, b);
+        assert_eq!(pattern.letters(), "ASBAB");
+        let lowest = CardSet::full(pattern.len() as u8);
+        let (ra, rb) = pattern.place(lowest);
+        assert_eq!((ra.to_vec(), rb.to_vec()), (vec![1, 2, 4], vec![2, 3, 5]));
+        assert_eq!(pattern.place(a.union(b)), (a, b));
+        assert_eq!(Pattern::from_hands(ra, rb), pattern);
+    }
 
     #[test]
     fn layer_sizes_match_design_for_13_cards() {

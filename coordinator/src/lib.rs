@@ -10,12 +10,18 @@
 //! - [`plan`]: layer sizes and the split of a layer into shards (pure functions).
 //! - [`solve`]: the layer-by-layer driver with resume, used by `gops solve`.
 //! - [`query`]: values, strategies and status read from a store.
+//! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
+//! - [`export`]: the strategy database as rows for `gops export`.
+//! - [`policy`]: bidding policies, simulated play and exact exploitability.
 
 pub mod cluster;
+pub mod export;
 pub mod ledger;
 pub mod local;
 pub mod metrics;
+pub mod oracle;
 pub mod plan;
+pub mod policy;
 pub mod query;
 pub mod service;
 pub mod solve;

@@ -2,7 +2,7 @@
 //! strategies of the game after an upcard is revealed (re-derived from the layer below,
 //! DESIGN §4), and the run's status.
 
-use gops_common::cards::InputError;
+use gops_common::cards::{CardSet, InputError};
 use gops_common::engine::terminal_slice;
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::layout::LayerLayout;
@@ -40,7 +40,7 @@ impl QueryError {
 }
 
 /// The slice of `prizes` in layer `k`, if that layer is complete.
-fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryError> {
+pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryError> {
     if k == 0 {
         return Ok(terminal_slice());
     }
@@ -77,8 +77,23 @@ pub fn revealed_game(
     state: &GameState,
     upcard: u8,
 ) -> Result<RevealedGame, QueryError> {
+    let below_prizes = check_upcard(state, upcard)?;
     let k = state.k();
-    if k == 0 {
+    let below = complete_slice(store, k - 1, prize_rank(below_prizes))?;
+    let layout = LayerLayout::new(store.n(), k - 1);
+    solve_revealed(
+        store.objective(),
+        state,
+        upcard,
+        &layout,
+        &below,
+        &mut GameSolver::new(),
+    )
+}
+
+/// The prizes left once `upcard` is turned up, if it is one of the state's prizes.
+pub fn check_upcard(state: &GameState, upcard: u8) -> Result<CardSet, QueryError> {
+    if state.k() == 0 {
         return Err(InputError::NoPrizesLeft.into());
     }
     if !state.prizes.contains(upcard) {
@@ -88,12 +103,21 @@ pub fn revealed_game(
         }
         .into());
     }
-    let below_prizes = state.prizes.without(upcard);
-    let below = complete_slice(store, k - 1, prize_rank(below_prizes))?;
-    let layout = LayerLayout::new(store.n(), k - 1);
-    let matrix = state.matrix_after(store.objective(), upcard, &layout, &below)?;
-    let mut solver = GameSolver::new();
-    let size = k as usize;
+    Ok(state.prizes.without(upcard))
+}
+
+/// Solves the game of `state` after `upcard`, given the slice of the remaining prizes in
+/// the layer below (laid out by `below_layout`).
+pub fn solve_revealed(
+    objective: Objective,
+    state: &GameState,
+    upcard: u8,
+    below_layout: &LayerLayout,
+    below: &Slice,
+    solver: &mut GameSolver,
+) -> Result<RevealedGame, QueryError> {
+    let matrix = state.matrix_after(objective, upcard, below_layout, below)?;
+    let size = state.k() as usize;
     let outcome = solver.solve(&matrix, size, size);
     if outcome.status == GameStatus::Uncertified {
         return Err(QueryError::Uncertified { gap: outcome.gap });

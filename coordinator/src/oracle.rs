@@ -1,0 +1,85 @@
+//! A solved game as an oracle for `play`, `simulate` and `exploit`: the value of any
+//! concrete state and the optimal strategies once a prize is revealed, read from a
+//! complete db through a bounded cache of slices and one layout per layer.
+
+use std::sync::Arc;
+
+use gops_common::cards::CardSet;
+use gops_common::kernel::GameSolver;
+use gops_common::layout::LayerLayout;
+use gops_common::objective::Objective;
+use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
+use gops_common::state::GameState;
+use gops_worker::cache::SliceCache;
+
+use crate::query::{QueryError, RevealedGame, check_upcard, complete_slice, solve_revealed};
+use crate::store::Store;
+
+pub struct Oracle<'s> {
+    store: &'s Store,
+    slices: SliceCache,
+    layouts: Vec<Option<Arc<LayerLayout>>>,
+    solver: GameSolver,
+}
+
+impl<'s> Oracle<'s> {
+    /// An oracle over `store`, caching at most about `cache_bytes` of slices.
+    pub fn new(store: &'s Store, cache_bytes: usize) -> Oracle<'s> {
+        Oracle {
+            store,
+            slices: SliceCache::new(cache_bytes),
+            layouts: vec![None; usize::from(store.n()) + 1],
+            solver: GameSolver::new(),
+        }
+    }
+
+    pub fn n(&self) -> u8 {
+        self.store.n()
+    }
+
+    pub fn objective(&self) -> Objective {
+        self.store.objective()
+    }
+
+    fn slice(&mut self, k: u8, prizes: CardSet) -> Result<Arc<Slice>, QueryError> {
+        let rank = prize_rank(prizes);
+        if let Some(slice) = self.slices.get(k, rank) {
+            return Ok(slice);
+        }
+        let slice = Arc::new(complete_slice(self.store, k, rank)?);
+        self.slices.insert(k, rank, Arc::clone(&slice));
+        Ok(slice)
+    }
+
+    fn layout(&mut self, k: u8) -> Arc<LayerLayout> {
+        let n = self.store.n();
+        Arc::clone(
+            self.layouts[usize::from(k)].get_or_insert_with(|| Arc::new(LayerLayout::new(n, k))),
+        )
+    }
+
+    /// The value for A of `state` before its next prize is turned up.
+    pub fn value(&mut self, state: &GameState) -> Result<f64, QueryError> {
+        let k = state.k();
+        let slice = self.slice(k, state.prizes)?;
+        let layout = self.layout(k);
+        Ok(state.value_in(self.objective(), &layout, &slice))
+    }
+
+    /// The game of `state` once `upcard` is turned up: value, both strategies, certificate.
+    pub fn revealed(&mut self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
+        let below_prizes = check_upcard(state, upcard)?;
+        let k = state.k();
+        let below = self.slice(k - 1, below_prizes)?;
+        let layout = self.layout(k - 1);
+        solve_revealed(
+            self.objective(),
+            state,
+            upcard,
+            &layout,
+            &below,
+            &mut self.solver,
+        )
+    }
+}

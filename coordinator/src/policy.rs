@@ -1,0 +1,330 @@
+//! Ways of bidding and what they achieve on a solved game: the policies of `simulate` and
+//! `exploit` (the equilibrium from the db, random, match the prize, greedy by rank),
+//! Monte Carlo play between two of them, and the exact value of a fixed policy against a
+//! best response by backward induction over concrete states.
+
+use std::collections::HashMap;
+
+use gops_common::cards::CardSet;
+use gops_common::objective::Objective;
+use gops_common::state::GameState;
+use rand::Rng;
+use serde::Serialize;
+
+use crate::oracle::Oracle;
+use crate::query::QueryError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// The equilibrium strategy, from the db.
+    Optimal,
+    /// A remaining card, uniformly.
+    Random,
+    /// The card equal to the prize; once it is gone, the nearest held card (the lower
+    /// one on a tie).
+    Match,
+    /// The card whose rank among one's remaining cards is the prize's rank among the
+    /// remaining prizes (highest cards on the highest prizes).
+    Greedy,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Optimal => "optimal",
+            Policy::Random => "random",
+            Policy::Match => "match",
+            Policy::Greedy => "greedy",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// The bidding side's probability of each of its cards (ascending) in `state` once
+/// `upcard` is turned up.
+pub fn bid_distribution(
+    policy: Policy,
+    side: Side,
+    oracle: &mut Oracle,
+    state: &GameState,
+    upcard: u8,
+) -> Result<Vec<f64>, QueryError> {
+    let hand = match side {
+        Side::A => state.a,
+        Side::B => state.b,
+    };
+    let k = hand.len();
+    let pure = |card: u8| -> Vec<f64> { hand.iter().map(|c| f64::from(c == card)).collect() };
+    Ok(match policy {
+        Policy::Optimal => {
+            let game = oracle.revealed(state, upcard)?;
+            match side {
+                Side::A => game.strategy_a,
+                Side::B => game.strategy_b,
+            }
+        }
+        Policy::Random => vec![1.0 / k as f64; k],
+        Policy::Match => pure(nearest_card(hand, upcard)),
+        Policy::Greedy => {
+            let rank = state.prizes.iter().position(|c| c == upcard).unwrap_or(0);
+            pure(hand.iter().nth(rank).unwrap_or(upcard))
+        }
+    })
+}
+
+/// The held card closest to `target`, the lower one on a tie.
+fn nearest_card(hand: CardSet, target: u8) -> u8 {
+    hand.iter()
+        .min_by_key(|&c| (c.abs_diff(target), c))
+        .unwrap_or(target)
+}
+
+/// A card of `hand` drawn with `probabilities`.
+pub fn draw(hand: CardSet, probabilities: &[f64], rng: &mut impl Rng) -> u8 {
+    let mut u: f64 = rng.random::<f64>() * probabilities.iter().sum::<f64>();
+    let mut last = hand.iter().next().unwrap_or(0);
+    for (card, &p) in hand.iter().zip(probabilities) {
+        if p > 0.0 {
+            last = card;
+            if u < p {
+                return card;
+            }
+            u -= p;
+        }
+    }
+    last
+}
+
+/// The state after A bids `a` and B bids `b` on `upcard`.
+pub fn play_round(state: &GameState, upcard: u8, a: u8, b: u8) -> GameState {
+    let won = i32::from(upcard) * (i32::from(a) - i32::from(b)).signum();
+    GameState {
+        a: state.a.without(a),
+        b: state.b.without(b),
+        prizes: state.prizes.without(upcard),
+        diff: state.diff + won,
+        ..*state
+    }
+}
+
+/// A prize drawn uniformly from those left.
+pub fn turn_up(prizes: CardSet, rng: &mut impl Rng) -> u8 {
+    let index = rng.random_range(0..prizes.len());
+    prizes.iter().nth(index).expect("a prize is left")
+}
+
+/// A rate with its 95 % Wilson score interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rate {
+    pub rate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A mean with its 95 % normal-approximation interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mean {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+    pub std_dev: f64,
+}
+
+const Z95: f64 = 1.959_963_984_540_054;
+
+impl Rate {
+    pub fn of(hits: u64, total: u64) -> Rate {
+        let n = total as f64;
+        let p = hits as f64 / n;
+        let z2 = Z95 * Z95;
+        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+        let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+        Rate {
+            rate: p,
+            low: (centre - half).max(0.0),
+            high: (centre + half).min(1.0),
+        }
+    }
+}
+
+/// Results of many games between two policies, from A's side.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimulationReport {
+    pub games: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub win_rate: Rate,
+    pub draw_rate: Rate,
+    pub loss_rate: Rate,
+    /// A's final score minus B's.
+    pub score_difference: Mean,
+}
+
+/// Plays `games` games of `policy_a` against `policy_b`.
+pub fn simulate(
+    oracle: &mut Oracle,
+    policy_a: Policy,
+    policy_b: Policy,
+    games: u64,
+    rng: &mut impl Rng,
+    progress: &mut dyn FnMut(u64),
+) -> Result<SimulationReport, QueryError> {
+    let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
+    let (mut sum, mut sum_squares) = (0.0f64, 0.0f64);
+    for game in 0..games {
+        let mut state = GameState::initial(oracle.n());
+        while !state.prizes.is_empty() {
+            let upcard = turn_up(state.prizes, rng);
+            let pa = bid_distribution(policy_a, Side::A, oracle, &state, upcard)?;
+            let pb = bid_distribution(policy_b, Side::B, oracle, &state, upcard)?;
+            let a = draw(state.a, &pa, rng);
+            let b = draw(state.b, &pb, rng);
+            state = play_round(&state, upcard, a, b);
+        }
+        match state.diff.signum() {
+            1 => wins += 1,
+            0 => draws += 1,
+            _ => losses += 1,
+        }
+        let d = f64::from(state.diff);
+        sum += d;
+        sum_squares += d * d;
+        if game % 1024 == 1023 {
+            progress(game + 1);
+        }
+    }
+    let n = games as f64;
+    let mean = sum / n;
+    let variance = if games > 1 {
+        ((sum_squares - n * mean * mean) / (n - 1.0)).max(0.0)
+    } else {
+        0.0
+    };
+    let std_dev = variance.sqrt();
+    let half = Z95 * std_dev / n.sqrt();
+    Ok(SimulationReport {
+        games,
+        wins,
+        draws,
+        losses,
+        win_rate: Rate::of(wins, games),
+        draw_rate: Rate::of(draws, games),
+        loss_rate: Rate::of(losses, games),
+        score_difference: Mean {
+            mean,
+            low: mean - half,
+            high: mean + half,
+            std_dev,
+        },
+    })
+}
+
+/// What a policy guarantees against a best response.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exploitation {
+    /// The game's value for A at the start (the equilibrium).
+    pub game_value: f64,
+    /// A's value when A follows the policy and B best-responds.
+    pub policy_value: f64,
+    /// `game_value - policy_value`: what the best response gains over the equilibrium.
+    pub exploitability: f64,
+    /// Concrete states evaluated.
+    pub states: u64,
+}
+
+/// Concrete states `exploit` is willing to evaluate (memory for the memo table).
+pub const EXPLOIT_STATE_LIMIT: u64 = 30_000_000;
+
+/// The number of concrete states of the `n`-card game (before the reveal), times the
+/// score differences `win` tells apart.
+pub fn concrete_state_count(n: u8, objective: Objective) -> u64 {
+    (0..=n)
+        .map(|k| {
+            let c = gops_common::binomial::binomial(u32::from(n), u32::from(k));
+            let diffs = match objective {
+                Objective::Points => 1,
+                Objective::Win => 2 * u64::from(CardSet::full(n).sum()) + 1,
+            };
+            c * c * c * diffs
+        })
+        .sum()
+}
+
+/// The exact value of `policy` (played by A) against a best-responding B, by backward
+/// induction over the concrete states the game can reach.
+pub fn exploit(oracle: &mut Oracle, policy: Policy) -> Result<Exploitation, QueryError> {
+    let start = GameState::initial(oracle.n());
+    let game_value = oracle.value(&start)?;
+    let mut induction = Induction {
+        objective: oracle.objective(),
+        policy,
+        memo: HashMap::new(),
+    };
+    let policy_value = induction.value(oracle, &start)?;
+    Ok(Exploitation {
+        game_value,
+        policy_value,
+        exploitability: game_value - policy_value,
+        states: induction.memo.len() as u64,
+    })
+}
+
+struct Induction {
+    objective: Objective,
+    policy: Policy,
+    memo: HashMap<(u32, u32, u32, i32), f64>,
+}
+
+impl Induction {
+    /// A's value of `state` when A follows the policy and B best-responds. For `points`
+    /// it is the score still to come (the score so far is left out); for `win` it
+    /// includes the score so far through `d`.
+    fn value(&mut self, oracle: &mut Oracle, state: &GameState) -> Result<f64, QueryError> {
+        let d = match self.objective {
+            Objective::Points => 0,
+            Objective::Win => state.diff,
+        };
+        let remaining = state.prizes.sum() as i32;
+        if state.prizes.is_empty() || (self.objective == Objective::Win && d.abs() > remaining) {
+            return Ok(match self.objective {
+                Objective::Points => 0.0,
+                Objective::Win => f64::from(d.signum()),
+            });
+        }
+        let key = (state.a.0, state.b.0, state.prizes.0, d);
+        if let Some(&v) = self.memo.get(&key) {
+            return Ok(v);
+        }
+        let at = GameState { diff: d, ..*state };
+        let mut total = 0.0;
+        for upcard in state.prizes.iter() {
+            let x = bid_distribution(self.policy, Side::A, oracle, &at, upcard)?;
+            let mut best = f64::INFINITY;
+            for b in state.b.iter() {
+                let mut expected = 0.0;
+                for (a, &p) in state.a.iter().zip(&x) {
+                    if p == 0.0 {
+                        continue;
+                    }
+                    let child = play_round(&at, upcard, a, b);
+                    let now = match self.objective {
+                        Objective::Points => f64::from(child.diff - at.diff),
+                        Objective::Win => 0.0,
+                    };
+                    expected += p * (now + self.value(oracle, &child)?);
+                }
+                best = best.min(expected);
+            }
+            total += best;
+        }
+        let v = total / state.prizes.len() as f64;
+        self.memo.insert(key, v);
+        Ok(v)
+    }
+}

@@ -1,0 +1,537 @@
+//! `gops export`: the strategy database written to a file (CSV, JSON lines, Parquet or
+//! SQLite), streamed a batch of prize sets at a time with a progress bar. The file is
+//! written under a temporary name beside `--out` and renamed when complete, so an
+//! interrupted or failed export never leaves a file that looks whole.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use arrow_array::builder::{
+    Float64Builder, Int32Builder, ListBuilder, StringBuilder, UInt8Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use gops_common::CardSet;
+use gops_coordinator::export::{
+    ExportError, ExportOptions, ExportRow, ExportSummary, RowSink, export, slices_in,
+};
+use gops_coordinator::store::Store;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use serde::Serialize;
+use tracing::warn;
+
+use crate::args::{ExportArgs, ExportFormat};
+use crate::failure::Failure;
+use crate::output::count;
+
+pub fn run(args: ExportArgs) -> Result<(), Failure> {
+    if args.out.exists() && !args.force {
+        return Err(Failure::Usage(format!(
+            "{} exists; choose another --out or pass --force to replace it",
+            args.out.display()
+        )));
+    }
+    let n = match Store::peek_manifest(&args.db)? {
+        Some(manifest) => manifest.n,
+        None => Store::open_existing(&args.db)?.n(),
+    };
+    let layers = parse_layers(args.layers.as_deref(), n)?;
+    let store = Store::open_existing(&args.db)?;
+    let options = ExportOptions {
+        layers,
+        concrete: args.concrete,
+        all_diffs: args.all_diffs,
+    };
+    let partial = partial_path(&args.out);
+    let started = std::time::Instant::now();
+    let result = write_file(&store, &options, args.format, &partial);
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(failure) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(failure);
+        }
+    };
+    std::fs::rename(&partial, &args.out).map_err(|e| {
+        Failure::Runtime(format!(
+            "cannot move {} to {}: {e}",
+            partial.display(),
+            args.out.display()
+        ))
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&args.out).map_or(0, |m| m.len());
+    println!(
+        "exported {} rows of {} prize sets to {} ({}, {} bytes) in {seconds:.1} s ({} rows/s)",
+        count(summary.rows),
+        count(summary.slices),
+        args.out.display(),
+        args.format.name(),
+        count(bytes),
+        count((summary.rows as f64 / seconds.max(1e-9)) as u64)
+    );
+    Ok(())
+}
+
+/// `K..L` (inclusive), `K..`, `..L` or `K`; all layers when absent.
+fn parse_layers(text: Option<&str>, n: u8) -> Result<std::ops::RangeInclusive<u8>, Failure> {
+    let Some(text) = text else {
+        return Ok(1..=n);
+    };
+    let bad = || {
+        Failure::Usage(format!(
+            "--layers: expected K..L, K.., ..L or K with layers in 1..={n}, got '{text}'"
+        ))
+    };
+    let layer = |s: &str, default: u8| -> Result<u8, Failure> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(default);
+        }
+        s.parse::<u8>()
+            .ok()
+            .filter(|k| (1..=n).contains(k))
+            .ok_or_else(bad)
+    };
+    let (first, last) = match text.split_once("..") {
+        Some((a, b)) => (layer(a, 1)?, layer(b.trim_start_matches('='), n)?),
+        None => {
+            let k = layer(text, 0)?;
+            (k, k)
+        }
+    };
+    if first == 0 || first > last {
+        return Err(bad());
+    }
+    Ok(first..=last)
+}
+
+fn partial_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+fn write_file(
+    store: &Store,
+    options: &ExportOptions,
+    format: ExportFormat,
+    path: &Path,
+) -> Result<ExportSummary, Failure> {
+    let create = |path: &Path| {
+        File::create(path)
+            .map_err(|e| Failure::Usage(format!("cannot create {}: {e}", path.display())))
+    };
+    let _ = std::fs::remove_file(path);
+    let mut sink: Box<dyn FileSink> = match format {
+        ExportFormat::Csv => Box::new(CsvSink::new(create(path)?)?),
+        ExportFormat::Jsonl => Box::new(JsonlSink::new(create(path)?)),
+        ExportFormat::Parquet => Box::new(ParquetSink::new(create(path)?, store)?),
+        ExportFormat::Sqlite => Box::new(SqliteSink::new(path, store, options)?),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let on_signal = Arc::clone(&stop);
+    if let Err(e) = ctrlc::set_handler(move || on_signal.store(true, Ordering::SeqCst)) {
+        warn!(error = %e, "no Ctrl-C handler");
+    }
+    let bar = crate::progress::count_bar(slices_in(store.n(), &options.layers), "export");
+    let summary = export(store, options, sink.as_mut(), &mut |done| {
+        bar.set_position(done);
+        !stop.load(Ordering::SeqCst)
+    });
+    bar.finish_and_clear();
+    let summary = summary.map_err(|e| match e {
+        ExportError::Interrupted => {
+            Failure::Interrupted("export interrupted; nothing was written".into())
+        }
+        e if e.is_usage() => Failure::Usage(e.to_string()),
+        e => Failure::Runtime(e.to_string()),
+    })?;
+    sink.finish()
+        .map_err(|e| Failure::Runtime(format!("writing {} failed: {e}", path.display())))?;
+    Ok(summary)
+}
+
+/// A sink that writes a file and must be finished to be complete.
+trait FileSink: RowSink {
+    fn finish(self: Box<Self>) -> Result<(), String>;
+}
+
+/// Cards as the command line takes them: `1,3,7`.
+fn cards_text(cards: CardSet) -> String {
+    cards.to_string()
+}
+
+/// Probabilities as `p1,p2,...`, each written so it reads back exactly.
+fn probabilities_text(probabilities: &[f64]) -> String {
+    probabilities
+        .iter()
+        .map(|p| format!("{p:?}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The column names, in file order.
+const COLUMNS: [&str; 11] = [
+    "k",
+    "pattern",
+    "a",
+    "b",
+    "prizes",
+    "diff",
+    "upcard",
+    "value",
+    "strategy_a",
+    "strategy_b",
+    "gap",
+];
+
+struct CsvSink {
+    writer: csv::Writer<BufWriter<File>>,
+}
+
+impl CsvSink {
+    fn new(file: File) -> Result<CsvSink, Failure> {
+        let mut writer = csv::Writer::from_writer(BufWriter::new(file));
+        writer
+            .write_record(COLUMNS)
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        Ok(CsvSink { writer })
+    }
+}
+
+impl RowSink for CsvSink {
+    fn write_rows(&mut self, rows: &[ExportRow]) -> Result<(), String> {
+        for row in rows {
+            let optional = |v: Option<String>| v.unwrap_or_default();
+            self.writer
+                .write_record([
+                    row.k.to_string(),
+                    row.pattern.clone(),
+                    cards_text(row.a),
+                    cards_text(row.b),
+                    cards_text(row.prizes),
+                    row.diff.to_string(),
+                    optional(row.upcard.map(|c| c.to_string())),
+                    format!("{:?}", row.value),
+                    probabilities_text(&row.strategy_a),
+                    probabilities_text(&row.strategy_b),
+                    optional(row.gap.map(|g| format!("{g:?}"))),
+                ])
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+impl FileSink for CsvSink {
+    fn finish(mut self: Box<Self>) -> Result<(), String> {
+        self.writer.flush().map_err(|e| e.to_string())
+    }
+}
+
+struct JsonlSink {
+    writer: BufWriter<File>,
+}
+
+impl JsonlSink {
+    fn new(file: File) -> JsonlSink {
+        JsonlSink {
+            writer: BufWriter::new(file),
+        }
+    }
+}
+
+/// One JSON line: the field names of `gops strategy --json`.
+#[derive(Serialize)]
+struct JsonRow<'r> {
+    k: u8,
+    pattern: &'r str,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    prizes: Vec<u8>,
+    diff: i32,
+    upcard: Option<u8>,
+    value: f64,
+    strategy_a: Option<&'r [f64]>,
+    strategy_b: Option<&'r [f64]>,
+    gap: Option<f64>,
+}
+
+impl RowSink for JsonlSink {
+    fn write_rows(&mut self, rows: &[ExportRow]) -> Result<(), String> {
+        for row in rows {
+            let revealed = row.upcard.is_some();
+            let line = JsonRow {
+                k: row.k,
+                pattern: &row.pattern,
+                a: row.a.to_vec(),
+                b: row.b.to_vec(),
+                prizes: row.prizes.to_vec(),
+                diff: row.diff,
+                upcard: row.upcard,
+                value: row.value,
+                strategy_a: revealed.then_some(row.strategy_a.as_slice()),
+                strategy_b: revealed.then_some(row.strategy_b.as_slice()),
+                gap: row.gap,
+            };
+            serde_json::to_writer(&mut self.writer, &line).map_err(|e| e.to_string())?;
+            self.writer.write_all(b"\n").map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+impl FileSink for JsonlSink {
+    fn finish(mut self: Box<Self>) -> Result<(), String> {
+        self.writer.flush().map_err(|e| e.to_string())
+    }
+}
+
+/// Rows buffered per Parquet record batch.
+const PARQUET_BATCH_ROWS: usize = 65_536;
+
+struct ParquetSink {
+    writer: ArrowWriter<File>,
+    schema: Arc<Schema>,
+    pending: Vec<ExportRow>,
+}
+
+fn parquet_schema(store: &Store) -> Schema {
+    let cards = || DataType::List(Arc::new(Field::new("item", DataType::UInt8, false)));
+    let probabilities = || DataType::List(Arc::new(Field::new("item", DataType::Float64, false)));
+    Schema::new(vec![
+        Field::new("k", DataType::UInt8, false),
+        Field::new("pattern", DataType::Utf8, false),
+        Field::new("a", cards(), false),
+        Field::new("b", cards(), false),
+        Field::new("prizes", cards(), false),
+        Field::new("diff", DataType::Int32, false),
+        Field::new("upcard", DataType::UInt8, true),
+        Field::new("value", DataType::Float64, false),
+        Field::new("strategy_a", probabilities(), true),
+        Field::new("strategy_b", probabilities(), true),
+        Field::new("gap", DataType::Float64, true),
+    ])
+    .with_metadata(
+        [
+            ("gops.n".to_string(), store.n().to_string()),
+            (
+                "gops.objective".to_string(),
+                store.objective().name().to_string(),
+            ),
+        ]
+        .into_iter()
+        .collect::<std::collections::HashMap<String, String>>(),
+    )
+}
+
+impl ParquetSink {
+    fn new(file: File, store: &Store) -> Result<ParquetSink, Failure> {
+        let schema = Arc::new(parquet_schema(store));
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
+        let writer = ArrowWriter::try_new(file, Arc::clone(&schema), Some(properties))
+            .map_err(|e| Failure::Runtime(format!("cannot start the Parquet file: {e}")))?;
+        Ok(ParquetSink {
+            writer,
+            schema,
+            pending: Vec::new(),
+        })
+    }
+
+    fn flush_batch(&mut self) -> Result<(), String> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::take(&mut self.pending);
+        let mut k = UInt8Builder::new();
+        let mut pattern = StringBuilder::new();
+        let non_null_list = |data_type: DataType| Arc::new(Field::new("item", data_type, false));
+        let cards =
+            || ListBuilder::new(UInt8Builder::new()).with_field(non_null_list(DataType::UInt8));
+        let (mut a, mut b, mut prizes) = (cards(), cards(), cards());
+        let mut diff = Int32Builder::new();
+        let mut upcard = UInt8Builder::new();
+        let mut value = Float64Builder::new();
+        let probabilities =
+            || ListBuilder::new(Float64Builder::new()).with_field(non_null_list(DataType::Float64));
+        let (mut strategy_a, mut strategy_b) = (probabilities(), probabilities());
+        let mut gap = Float64Builder::new();
+        for row in &rows {
+            k.append_value(row.k);
+            pattern.append_value(&row.pattern);
+            for (builder, set) in [(&mut a, row.a), (&mut b, row.b), (&mut prizes, row.prizes)] {
+                builder.values().append_slice(&set.to_vec());
+                builder.append(true);
+            }
+            diff.append_value(row.diff);
+            upcard.append_option(row.upcard);
+            value.append_value(row.value);
+            let revealed = row.upcard.is_some();
+            for (builder, probabilities) in [
+                (&mut strategy_a, &row.strategy_a),
+                (&mut strategy_b, &row.strategy_b),
+            ] {
+                builder.values().append_slice(probabilities);
+                builder.append(revealed);
+            }
+            gap.append_option(row.gap);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(k.finish()),
+            Arc::new(pattern.finish()),
+            Arc::new(a.finish()),
+            Arc::new(b.finish()),
+            Arc::new(prizes.finish()),
+            Arc::new(diff.finish()),
+            Arc::new(upcard.finish()),
+            Arc::new(value.finish()),
+            Arc::new(strategy_a.finish()),
+            Arc::new(strategy_b.finish()),
+            Arc::new(gap.finish()),
+        ];
+        let batch =
+            RecordBatch::try_new(Arc::clone(&self.schema), columns).map_err(|e| e.to_string())?;
+        self.writer.write(&batch).map_err(|e| e.to_string())
+    }
+}
+
+impl RowSink for ParquetSink {
+    fn write_rows(&mut self, rows: &[ExportRow]) -> Result<(), String> {
+        self.pending.extend_from_slice(rows);
+        if self.pending.len() >= PARQUET_BATCH_ROWS {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+}
+
+impl FileSink for ParquetSink {
+    fn finish(mut self: Box<Self>) -> Result<(), String> {
+        self.flush_batch()?;
+        self.writer.close().map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// Rows per SQLite transaction.
+const SQLITE_COMMIT_ROWS: u64 = 200_000;
+
+struct SqliteSink {
+    connection: rusqlite::Connection,
+    concrete: bool,
+    uncommitted: u64,
+}
+
+const SQLITE_SCHEMA: &str = "
+    PRAGMA journal_mode = OFF;
+    PRAGMA synchronous = OFF;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE states (
+        k INTEGER NOT NULL,
+        pattern TEXT NOT NULL,
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        prizes TEXT NOT NULL,
+        diff INTEGER NOT NULL,
+        upcard INTEGER,
+        value REAL NOT NULL,
+        strategy_a TEXT,
+        strategy_b TEXT,
+        gap REAL
+    );
+    BEGIN;
+";
+
+impl SqliteSink {
+    fn new(path: &Path, store: &Store, options: &ExportOptions) -> Result<SqliteSink, Failure> {
+        let sqlite = |e: rusqlite::Error| Failure::Runtime(format!("SQLite: {e}"));
+        let connection = rusqlite::Connection::open(path).map_err(sqlite)?;
+        connection.execute_batch(SQLITE_SCHEMA).map_err(sqlite)?;
+        let meta = [
+            ("format", "gops-export-1".to_string()),
+            ("n", store.n().to_string()),
+            ("objective", store.objective().name().to_string()),
+            ("concrete", options.concrete.to_string()),
+            ("all_diffs", options.all_diffs.to_string()),
+            (
+                "layers",
+                format!("{}..{}", options.layers.start(), options.layers.end()),
+            ),
+            ("gops_version", env!("CARGO_PKG_VERSION").to_string()),
+        ];
+        for (key, value) in meta {
+            connection
+                .execute(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                    (key, value),
+                )
+                .map_err(sqlite)?;
+        }
+        Ok(SqliteSink {
+            connection,
+            concrete: options.concrete,
+            uncommitted: 0,
+        })
+    }
+}
+
+impl RowSink for SqliteSink {
+    fn write_rows(&mut self, rows: &[ExportRow]) -> Result<(), String> {
+        let mut insert = self
+            .connection
+            .prepare_cached(
+                "INSERT INTO states (k, pattern, a, b, prizes, diff, upcard, value, strategy_a, strategy_b, gap)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )
+            .map_err(|e| e.to_string())?;
+        for row in rows {
+            let revealed = row.upcard.is_some();
+            insert
+                .execute(rusqlite::params![
+                    row.k,
+                    row.pattern,
+                    cards_text(row.a),
+                    cards_text(row.b),
+                    cards_text(row.prizes),
+                    row.diff,
+                    row.upcard,
+                    row.value,
+                    revealed.then(|| probabilities_text(&row.strategy_a)),
+                    revealed.then(|| probabilities_text(&row.strategy_b)),
+                    row.gap,
+                ])
+                .map_err(|e| e.to_string())?;
+        }
+        drop(insert);
+        self.uncommitted += rows.len() as u64;
+        if self.uncommitted >= SQLITE_COMMIT_ROWS {
+            self.connection
+                .execute_batch("COMMIT; BEGIN;")
+                .map_err(|e| e.to_string())?;
+            self.uncommitted = 0;
+        }
+        Ok(())
+    }
+}
+
+impl FileSink for SqliteSink {
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        // a lookup names the state by its cards (concrete) or by its pattern (canonical)
+        let index = if self.concrete {
+            "CREATE INDEX states_by_hands ON states (a, b, prizes, diff, upcard);"
+        } else {
+            "CREATE INDEX states_by_pattern ON states (pattern, prizes, diff, upcard);"
+        };
+        self.connection
+            .execute_batch(&format!("COMMIT; {index} ANALYZE;"))
+            .map_err(|e| e.to_string())?;
+        self.connection.close().map_err(|(_, e)| e.to_string())
+    }
+}

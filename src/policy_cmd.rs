@@ -1,0 +1,108 @@
+//! `gops simulate` and `gops exploit`: policies against each other in many random games,
+//! and a policy against its best response, exactly.
+
+use gops_coordinator::oracle::Oracle;
+use gops_coordinator::policy::{
+    EXPLOIT_STATE_LIMIT, Policy, Rate, concrete_state_count, exploit as exploit_policy,
+    simulate as simulate_policies,
+};
+use gops_coordinator::store::Store;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::json;
+
+use crate::args::{ExploitArgs, PolicyArg, SimulateArgs};
+use crate::failure::Failure;
+use crate::output::count;
+
+/// Slices kept in memory while playing.
+const CACHE_BYTES: usize = 1 << 30;
+
+fn policy(arg: PolicyArg) -> Policy {
+    match arg {
+        PolicyArg::Optimal => Policy::Optimal,
+        PolicyArg::Random => Policy::Random,
+        PolicyArg::Match => Policy::Match,
+        PolicyArg::Greedy => Policy::Greedy,
+    }
+}
+
+pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
+    let store = Store::open_existing(&args.db)?;
+    let mut oracle = Oracle::new(&store, CACHE_BYTES);
+    let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (a, b) = (policy(args.a), policy(args.b));
+    let bar = crate::progress::count_bar(args.games, "games");
+    let report = simulate_policies(&mut oracle, a, b, args.games, &mut rng, &mut |done| {
+        bar.set_position(done)
+    });
+    bar.finish_and_clear();
+    let report = report?;
+    if args.json {
+        let mut object = serde_json::to_value(&report).expect("report serialises");
+        object["n"] = json!(store.n());
+        object["objective"] = json!(store.objective().name());
+        object["a"] = json!(a.name());
+        object["b"] = json!(b.name());
+        object["seed"] = json!(seed);
+        println!("{object}");
+        return Ok(());
+    }
+    let rate = |r: &Rate| format!("{:.4}  (95 % CI {:.4} .. {:.4})", r.rate, r.low, r.high);
+    println!(
+        "{} games of {}-card GOPS, A = {}, B = {} (seed {seed})",
+        count(report.games),
+        store.n(),
+        a.name(),
+        b.name()
+    );
+    println!("A wins    {}", rate(&report.win_rate));
+    println!("draws     {}", rate(&report.draw_rate));
+    println!("A loses   {}", rate(&report.loss_rate));
+    let s = &report.score_difference;
+    println!(
+        "A's score minus B's: mean {:.4}  (95 % CI {:.4} .. {:.4}), std dev {:.4}",
+        s.mean, s.low, s.high, s.std_dev
+    );
+    Ok(())
+}
+
+pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
+    let store = Store::open_existing(&args.db)?;
+    let states = concrete_state_count(store.n(), store.objective());
+    if states > EXPLOIT_STATE_LIMIT {
+        return Err(Failure::Usage(format!(
+            "exploit walks every concrete state: the {}-card {} game has {} (with score differences), more than the {} this command holds in memory; use a smaller game",
+            store.n(),
+            store.objective(),
+            count(states),
+            count(EXPLOIT_STATE_LIMIT)
+        )));
+    }
+    let mut oracle = Oracle::new(&store, CACHE_BYTES);
+    let p = policy(args.policy);
+    let result = exploit_policy(&mut oracle, p)?;
+    if args.json {
+        let mut object = serde_json::to_value(&result).expect("result serialises");
+        object["n"] = json!(store.n());
+        object["objective"] = json!(store.objective().name());
+        object["policy"] = json!(p.name());
+        println!("{object}");
+        return Ok(());
+    }
+    println!(
+        "{}-card GOPS ({}), A plays {} and B best-responds:",
+        store.n(),
+        store.objective(),
+        p.name()
+    );
+    println!("game value for A:          {:.12}", result.game_value);
+    println!("A's value with the policy: {:.12}", result.policy_value);
+    println!(
+        "exploitability:            {:.12}  ({} states evaluated)",
+        result.exploitability,
+        count(result.states)
+    );
+    Ok(())
+}
