@@ -5,9 +5,11 @@
 # alone), submits gops.sbatch for a small game with `sbatch --wait`, and checks that the
 # job succeeded, that the db is complete with the same per-layer checksums as a
 # `gops solve` of the same game, and that the export exists. Then it stops its daemons.
+# Three jobs: a fresh run; a run resuming an interrupted solve's db (over TLS when the
+# binary has --tls-cert); a resubmission on the complete db.
 #   deploy/slurm/test-local.sh            # N = 6, points
 #   GOPS_TEST_N=7 GOPS_BIN=/path/to/gops deploy/slurm/test-local.sh
-# Runs a second job over TLS when the binary has --tls-cert. Exit 0: every check passed.
+# Exit 0: every check passed.
 # GOPS_TEST_KEEP=1 keeps the temp dir (logs, job outputs, dbs) and prints the job outputs.
 set -euo pipefail
 
@@ -148,12 +150,12 @@ fi
 # coordinator name: the node name when it resolves, else the loopback address
 if getent hosts "$HOST" >/dev/null; then COORD_HOST=$HOST; else COORD_HOST=127.0.0.1; fi
 
-# runs gops.sbatch with the given TLS setting and checks everything about it
+# runs gops.sbatch as job NAME (TLS 0 or 1, the db DB) and checks everything about it
 run_job() {
-    local tls=$1 name=$2 job_dir=$WORK/jobs/$2 jobid rc
-    log "job '$name': sbatch --wait gops.sbatch (N=$N $OBJECTIVE, GOPS_TLS=$tls)"
+    local name=$1 tls=$2 db=$3 job_dir=$WORK/jobs/$1 jobid rc
+    log "job '$name': sbatch --wait gops.sbatch (N=$N $OBJECTIVE, GOPS_TLS=$tls, db $db)"
     rc=0
-    jobid=$(GOPS_N=$N GOPS_OBJECTIVE=$OBJECTIVE GOPS_BIN=$GOPS GOPS_JOB_DIR=$job_dir \
+    jobid=$(GOPS_N=$N GOPS_OBJECTIVE=$OBJECTIVE GOPS_BIN=$GOPS GOPS_JOB_DIR=$job_dir GOPS_DB=$db \
         GOPS_EXPORT_FORMAT=$FORMAT GOPS_TLS=$tls GOPS_COORDINATOR_HOST=$COORD_HOST \
         GOPS_GRACE_SECS=30 GOPS_LOG=info \
         timeout 600 sbatch --parsable --wait --nodes=1 --chdir="$WORK/jobs" \
@@ -161,7 +163,7 @@ run_job() {
     jobid=${jobid%%;*}
     [ "$rc" = 0 ] || fail "job '$name' ($jobid) failed: sbatch --wait returned $rc"
     scontrol show job "$jobid" | grep -q 'JobState=COMPLETED' || fail "job $jobid is not COMPLETED"
-    "$GOPS" --log error status --db "$job_dir/db" --json >"$WORK/$name.json"
+    "$GOPS" --log error status --db "$db" --json >"$WORK/$name.json"
     [ "$(grep -o '"complete":[a-z]*' "$WORK/$name.json" | head -n 1)" = '"complete":true' ] ||
         fail "job '$name': the db is not complete"
     grep -q "\"n\":$N," "$WORK/$name.json" || fail "job '$name': the db's N is not $N"
@@ -177,11 +179,30 @@ run_job() {
     log "job '$name' ($jobid): COMPLETED, db complete, $N layer checksums equal to gops solve"
 }
 
-run_job 0 plain
+# 1. a fresh run
+run_job plain 0 "$WORK/jobs/plain/db"
+
+# 2. a resumed run: the db of an interrupted solve (over TLS when the binary has it)
+tls=0
 if "$GOPS" coordinator --help 2>/dev/null | grep -q -- --tls-cert; then
-    run_job 1 tls
+    tls=1
 else
-    loud "this binary has no --tls-cert: the TLS job is SKIPPED"
+    loud "this binary has no --tls-cert: the TLS job is SKIPPED (job 'resume' runs plain)"
 fi
+partial=$WORK/jobs/partial-db
+rc=0
+"$GOPS" --log error solve --n "$N" --objective "$OBJECTIVE" --db "$partial" --no-first-moves \
+    --stop-after-slices 20 >/dev/null 2>&1 || rc=$?
+if [ "$rc" = 0 ] || [ "$rc" = 130 ]; then
+    [ "$("$GOPS" --log error status --db "$partial" --json | grep -o '"complete":[a-z]*' | head -n 1)" = '"complete":false' ] ||
+        fail "the interrupted solve's db is not incomplete"
+    run_job resume "$tls" "$partial"
+else
+    loud "gops solve --stop-after-slices failed ($rc): no partial db; job 'resume' starts from scratch"
+    run_job resume "$tls" "$WORK/jobs/resume/db"
+fi
+
+# 3. the same job again on a complete db: the coordinator stops at once
+run_job again 0 "$WORK/jobs/plain/db"
 
 log "PASSED in $(($(date +%s) - start)) s"
