@@ -207,25 +207,54 @@ impl CsvSink {
 
 impl RowSink for CsvSink {
     fn write_rows(&mut self, rows: &[ExportRow]) -> Result<(), String> {
+        let mut field = String::new();
+        let mut number = ryu::Buffer::new();
         for row in rows {
-            let optional = |v: Option<String>| v.unwrap_or_default();
-            self.writer
-                .write_record([
-                    row.k.to_string(),
-                    row.pattern.clone(),
-                    cards_text(row.a),
-                    cards_text(row.b),
-                    cards_text(row.prizes),
-                    row.diff.to_string(),
-                    optional(row.upcard.map(|c| c.to_string())),
-                    format!("{:?}", row.value),
-                    probabilities_text(&row.strategy_a),
-                    probabilities_text(&row.strategy_b),
-                    optional(row.gap.map(|g| format!("{g:?}"))),
-                ])
-                .map_err(|e| e.to_string())?;
+            let writer = &mut self.writer;
+            let result = (|| {
+                let mut put = |text: &str| writer.write_field(text);
+                put(itoa::Buffer::new().format(row.k))?;
+                put(&row.pattern)?;
+                for set in [row.a, row.b, row.prizes] {
+                    field.clear();
+                    push_cards(&mut field, set);
+                    put(&field)?;
+                }
+                put(itoa::Buffer::new().format(row.diff))?;
+                match row.upcard {
+                    Some(c) => put(itoa::Buffer::new().format(c))?,
+                    None => put("")?,
+                }
+                put(number.format(row.value))?;
+                for probabilities in [&row.strategy_a, &row.strategy_b] {
+                    field.clear();
+                    for (i, p) in probabilities.iter().enumerate() {
+                        if i > 0 {
+                            field.push(',');
+                        }
+                        field.push_str(number.format(*p));
+                    }
+                    put(&field)?;
+                }
+                match row.gap {
+                    Some(g) => put(number.format(g))?,
+                    None => put("")?,
+                }
+                writer.write_record(None::<&[u8]>)
+            })();
+            result.map_err(|e| e.to_string())?;
         }
         Ok(())
+    }
+}
+
+/// Appends `1,3,7` for a card set.
+fn push_cards(out: &mut String, cards: CardSet) {
+    for (i, c) in cards.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(itoa::Buffer::new().format(c));
     }
 }
 
@@ -336,6 +365,7 @@ impl ParquetSink {
         let schema = Arc::new(parquet_schema(store));
         let properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(PARQUET_BATCH_ROWS * 2))
             .build();
         let writer = ArrowWriter::try_new(file, Arc::clone(&schema), Some(properties))
             .map_err(|e| Failure::Runtime(format!("cannot start the Parquet file: {e}")))?;

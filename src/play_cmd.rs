@@ -3,7 +3,7 @@
 //! bid is read. Works the same with stdin a pipe (scripts, tests): every line is one
 //! answer, anything unreadable is asked again, end of input ends the game.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 
 use gops_common::cards::CardSet;
 use gops_common::state::GameState;
@@ -26,6 +26,7 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let stdin = std::io::stdin();
+    let echoes = stdin.is_terminal();
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
     let io = |e: std::io::Error| Failure::Runtime(format!("cannot write to the terminal: {e}"));
@@ -77,6 +78,10 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
                 .read_line(&mut line)
                 .map_err(|e| Failure::Runtime(format!("cannot read input: {e}")))?;
             let answer = line.trim();
+            if !echoes {
+                // a script's answers are not echoed by a terminal: show them in the transcript
+                writeln!(out, "{answer}").map_err(io)?;
+            }
             if read == 0 || answer.eq_ignore_ascii_case("q") || answer.eq_ignore_ascii_case("quit")
             {
                 quit = true;

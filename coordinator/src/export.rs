@@ -105,8 +105,8 @@ pub struct ExportSummary {
     pub slices: u64,
 }
 
-/// Prize sets handed to the thread pool at once.
-const BATCH_SLICES: usize = 64;
+/// States per task handed to the thread pool.
+const STATES_PER_TASK: usize = 64;
 /// Bytes of layer k-1 slices kept while exporting layer k.
 const CACHE_BYTES: usize = 256 << 20;
 
@@ -137,21 +137,22 @@ pub fn export(
     for k in options.layers.clone() {
         let layer = LayerExport::new(store, k, options);
         let mut below_cache = SliceCache::new(CACHE_BYTES);
-        let ranks: Vec<u32> = (0..prize_set_count(n, k) as u32).collect();
-        for batch in ranks.chunks(BATCH_SLICES) {
-            let inputs = batch
-                .iter()
-                .map(|&rank| layer.inputs(store, rank, &mut below_cache))
+        for rank in 0..prize_set_count(n, k) as u32 {
+            let input = layer.inputs(store, rank, &mut below_cache)?;
+            // the states of one prize set are split over the threads; memory holds the
+            // rows of one prize set at a time
+            let rows = layer
+                .states
+                .par_chunks(STATES_PER_TASK)
+                .map_init(GameSolver::new, |solver, states| {
+                    layer.rows(&input, states, solver)
+                })
                 .collect::<Result<Vec<_>, ExportError>>()?;
-            let rows = inputs
-                .par_iter()
-                .map_init(GameSolver::new, |solver, input| layer.rows(input, solver))
-                .collect::<Result<Vec<_>, ExportError>>()?;
-            for slice_rows in &rows {
-                sink.write_rows(slice_rows).map_err(ExportError::Sink)?;
-                summary.rows += slice_rows.len() as u64;
+            for chunk in &rows {
+                sink.write_rows(chunk).map_err(ExportError::Sink)?;
+                summary.rows += chunk.len() as u64;
             }
-            summary.slices += batch.len() as u64;
+            summary.slices += 1;
             if !progress(summary.slices) {
                 return Err(ExportError::Interrupted);
             }
@@ -271,12 +272,13 @@ impl LayerExport {
     fn rows(
         &self,
         input: &SliceInputs,
+        states: &[ExportedPattern],
         solver: &mut GameSolver,
     ) -> Result<Vec<ExportRow>, ExportError> {
         let size = usize::from(self.k);
         let mut matrix = vec![0.0; size * size];
         let mut rows = Vec::new();
-        for state in &self.states {
+        for state in states {
             for d in self.diffs(input, state.at) {
                 let value = input.slice.value(state.at, d);
                 let mut games = Vec::with_capacity(size);
