@@ -2,7 +2,9 @@
 
 mod bad_input;
 mod cluster;
+mod export;
 mod grpc;
+mod policies;
 mod reference;
 mod resume;
 mod support;
