@@ -70,10 +70,7 @@ pub fn bid_distribution(
         }
         Policy::Random => vec![1.0 / k as f64; k],
         Policy::Match => pure(nearest_card(hand, upcard)),
-        Policy::Greedy => {
-            let rank = state.prizes.iter().position(|c| c == upcard).unwrap_or(0);
-            pure(hand.iter().nth(rank).unwrap_or(upcard))
-        }
+        Policy::Greedy => pure(greedy_card(hand, state.prizes, upcard)),
     })
 }
 
@@ -82,6 +79,12 @@ fn nearest_card(hand: CardSet, target: u8) -> u8 {
     hand.iter()
         .min_by_key(|&c| (c.abs_diff(target), c))
         .unwrap_or(target)
+}
+
+/// The card of `hand` whose rank (ascending) is the rank of `upcard` among `prizes`.
+fn greedy_card(hand: CardSet, prizes: CardSet, upcard: u8) -> u8 {
+    let rank = prizes.iter().position(|c| c == upcard).unwrap_or(0);
+    hand.iter().nth(rank).unwrap_or(upcard)
 }
 
 /// A card of `hand` drawn with `probabilities`.
@@ -326,5 +329,63 @@ impl Induction {
         let v = total / state.prizes.len() as f64;
         self.memo.insert(key, v);
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn cards(list: &[u8]) -> CardSet {
+        CardSet::from_cards(list)
+    }
+
+    #[test]
+    fn match_and_greedy_pick_the_documented_cards() {
+        let hand = cards(&[1, 4, 6]);
+        assert_eq!(nearest_card(hand, 4), 4);
+        assert_eq!(nearest_card(hand, 5), 4, "a tie goes to the lower card");
+        assert_eq!(nearest_card(hand, 3), 4);
+        assert_eq!(nearest_card(hand, 2), 1);
+        let prizes = cards(&[2, 5, 9]);
+        assert_eq!(greedy_card(hand, prizes, 9), 6);
+        assert_eq!(greedy_card(hand, prizes, 5), 4);
+        assert_eq!(greedy_card(hand, prizes, 2), 1);
+    }
+
+    #[test]
+    fn draws_follow_the_probabilities() {
+        let hand = cards(&[2, 3, 7]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut counts = [0u32; 3];
+        for _ in 0..30_000 {
+            let card = draw(hand, &[0.2, 0.0, 0.8], &mut rng);
+            counts[hand.iter().position(|c| c == card).unwrap()] += 1;
+        }
+        assert_eq!(counts[1], 0, "a card of probability 0 is never drawn");
+        let share = f64::from(counts[0]) / 30_000.0;
+        assert!((share - 0.2).abs() < 0.015, "{share}");
+    }
+
+    #[test]
+    fn wilson_interval_matches_a_known_case() {
+        // 50 of 100: 0.5 with the Wilson interval 0.4038..0.5962
+        let r = Rate::of(50, 100);
+        assert_eq!(r.rate, 0.5);
+        assert!(
+            (r.low - 0.403_8).abs() < 1e-4 && (r.high - 0.596_2).abs() < 1e-4,
+            "{r:?}"
+        );
+        let none = Rate::of(0, 10);
+        assert_eq!(none.low, 0.0);
+        assert!(none.high > 0.25 && none.high < 0.3, "{none:?}");
+    }
+
+    #[test]
+    fn concrete_state_counts() {
+        // N = 2: 1 + 8 + 1 states; with win, times 2 * 3 + 1 differences
+        assert_eq!(concrete_state_count(2, Objective::Points), 10);
+        assert_eq!(concrete_state_count(2, Objective::Win), 70);
     }
 }
