@@ -13,7 +13,7 @@ use arrow_array::{Array, ListArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
-use crate::support::{gops, gops_ok, snapshot, solve, stderr, temp_db};
+use crate::support::{gops, gops_ok, snapshot, solve, state_query, stderr, temp_db};
 
 /// One row as read back from a file.
 #[derive(Clone, Debug, PartialEq)]
@@ -243,45 +243,14 @@ fn export_all_formats(db: &Path, dir: &Path, extra: &[&str]) -> Vec<Row> {
     csv
 }
 
-fn join(cards: &[u8]) -> String {
-    cards
-        .iter()
-        .map(u8::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// `gops value` or `gops strategy` for the state of `row`, as JSON.
 fn cli_for(db: &Path, row: &Row) -> Value {
-    let (a, b, prizes, diff) = (
-        join(&row.a),
-        join(&row.b),
-        join(&row.prizes),
-        row.diff.to_string(),
-    );
-    let upcard = row.upcard.map(|c| c.to_string());
-    let mut args = vec![
-        if upcard.is_some() {
-            "strategy"
-        } else {
-            "value"
-        },
-        "--db",
-        db.to_str().unwrap(),
-        "--a",
-        &a,
-        "--b",
-        &b,
-        "--prizes",
-        &prizes,
-        "--diff",
-        &diff,
-        "--json",
-    ];
-    if let Some(c) = &upcard {
-        args.extend(["--upcard", c]);
-    }
-    serde_json::from_str(&gops_ok(&args)).unwrap()
+    state_query(
+        db,
+        (&row.a, &row.b, &row.prizes),
+        i64::from(row.diff),
+        row.upcard,
+    )
 }
 
 fn floats(v: &Value) -> Vec<f64> {

@@ -7,7 +7,7 @@ use gops_coordinator::query::state_value;
 use gops_coordinator::store::Store;
 use serde_json::Value;
 
-use crate::support::{fixture, gops_ok, solve, temp_db};
+use crate::support::{fixture, gops_ok, solve, state_query, temp_db};
 
 fn cards(v: &Value) -> Vec<u8> {
     v.as_array()
@@ -17,37 +17,10 @@ fn cards(v: &Value) -> Vec<u8> {
         .collect()
 }
 
-fn join(cards: &[u8]) -> String {
-    cards
-        .iter()
-        .map(u8::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// What `gops value --json` prints for a fixture line's state.
 fn value_json(db: &std::path::Path, f: &Value) -> Value {
-    let (a, b, c) = (
-        join(&cards(&f["a"])),
-        join(&cards(&f["b"])),
-        join(&cards(&f["c"])),
-    );
-    let d = f["d"].to_string();
-    let out = gops_ok(&[
-        "value",
-        "--db",
-        db.to_str().unwrap(),
-        "--a",
-        &a,
-        "--b",
-        &b,
-        "--prizes",
-        &c,
-        "--diff",
-        &d,
-        "--json",
-    ]);
-    serde_json::from_str(&out).unwrap()
+    let (a, b, c) = (cards(&f["a"]), cards(&f["b"]), cards(&f["c"]));
+    state_query(db, (&a, &b, &c), f["d"].as_i64().unwrap(), None)
 }
 
 /// Checks every fixture line's value against the db's, within 1e-9.

@@ -93,3 +93,45 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures")
         .join(name)
 }
+
+/// Cards as the command line takes them: `1,3,7`.
+pub fn join(cards: &[u8]) -> String {
+    cards
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `gops value --json` for a state, or `gops strategy --json` when `upcard` is given.
+pub fn state_query(
+    db: &Path,
+    (a, b, prizes): (&[u8], &[u8], &[u8]),
+    diff: i64,
+    upcard: Option<u8>,
+) -> Value {
+    let (a, b, prizes, diff) = (join(a), join(b), join(prizes), diff.to_string());
+    let upcard = upcard.map(|c| c.to_string());
+    let mut args = vec![
+        if upcard.is_some() {
+            "strategy"
+        } else {
+            "value"
+        },
+        "--db",
+        db.to_str().unwrap(),
+        "--a",
+        &a,
+        "--b",
+        &b,
+        "--prizes",
+        &prizes,
+        "--diff",
+        &diff,
+        "--json",
+    ];
+    if let Some(c) = &upcard {
+        args.extend(["--upcard", c]);
+    }
+    serde_json::from_str(&gops_ok(&args)).unwrap()
+}
