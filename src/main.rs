@@ -9,6 +9,7 @@ mod output;
 mod progress;
 mod query_cmd;
 mod solve_cmd;
+mod tls;
 
 use clap::Parser;
 

@@ -6,3 +6,4 @@ mod grpc;
 mod reference;
 mod resume;
 mod support;
+mod tls;
