@@ -253,6 +253,15 @@ pub fn grpc_service(
     InterceptedService::new(server, TokenCheck::new(token))
 }
 
+/// HTTP/2 pings on every connection, and how long an answer may take: a connection whose
+/// peer stopped answering (its host or its link is down) is closed after twice this,
+/// rather than lingering until TCP gives up (about 15 minutes) or forever when idle.
+const KEEPALIVE: Duration = Duration::from_secs(20);
+
+/// How long a stopping server waits for the calls in flight. A connection to a worker
+/// whose network died never finishes its graceful close, and would hold up the exit.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Serves the coordinator in plain gRPC on `listener` until `shutdown` resolves, logging
 /// progress every `progress_every`.
 pub async fn serve(
@@ -274,7 +283,9 @@ pub async fn serve_with_tls(
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    let mut builder = Server::builder();
+    let mut builder = Server::builder()
+        .http2_keepalive_interval(Some(KEEPALIVE))
+        .http2_keepalive_timeout(Some(KEEPALIVE));
     if let Some(tls) = tls {
         // the handshake happens per connection on the accepted streams below, so the
         // custom incoming stream keeps its TCP_NODELAY
@@ -289,10 +300,30 @@ pub async fn serve_with_tls(
             }
         })
     });
-    let result = builder
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        shutdown.await;
+        let _ = stopping.send(());
+    };
+    let server = builder
         .add_service(grpc_service(core, token))
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await;
+        .serve_with_incoming_shutdown(incoming, signal);
+    let grace_over = async move {
+        match stopped.await {
+            Ok(()) => tokio::time::sleep(SHUTDOWN_GRACE).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let result = tokio::select! {
+        result = server => result,
+        () = grace_over => {
+            warn!(
+                grace_secs = SHUTDOWN_GRACE.as_secs(),
+                "connections still open after the grace period; dropping them"
+            );
+            Ok(())
+        }
+    };
     logger.abort();
     result
 }

@@ -3,6 +3,7 @@
 mod bad_input;
 mod cluster;
 mod grpc;
+mod netns;
 mod reference;
 mod resume;
 mod support;

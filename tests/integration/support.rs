@@ -195,6 +195,30 @@ impl Proc {
         (status.success(), std::mem::take(&mut self.seen))
     }
 
+    /// [`Proc::finish`], or `None` if the process is still running after `limit` (it is
+    /// killed then).
+    pub fn finish_within(self, limit: Duration) -> Option<(bool, Vec<String>)> {
+        let deadline = Instant::now() + limit;
+        let mut me = self;
+        loop {
+            match me.child.try_wait().unwrap() {
+                Some(_) => return Some(me.finish()),
+                None if Instant::now() >= deadline => return None,
+                // a process has no exit event to wait on with a deadline: poll
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// Asks the process to stop (SIGTERM), as a service manager would.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
     pub fn kill(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
