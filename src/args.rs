@@ -93,6 +93,13 @@ pub struct CoordinatorArgs {
     /// File holding the run's token; every call must carry it.
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// PEM certificate chain: serve gRPC over TLS only (needs --tls-key). Workers then
+    /// use an https:// URL whose host the certificate names.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Address to serve Prometheus metrics on (/metrics).
     #[arg(long)]
     pub metrics: Option<std::net::SocketAddr>,
@@ -116,9 +123,14 @@ pub struct CoordinatorArgs {
 
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// The coordinator's URL, e.g. http://10.0.0.1:7700.
+    /// The coordinator's URL, e.g. http://10.0.0.1:7700, or https://HOST:7700 for a
+    /// coordinator serving TLS.
     #[arg(long)]
     pub coordinator: String,
+    /// PEM of the CA (or the self-signed certificate) to trust for an https:// URL
+    /// [default: the webpki roots].
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Solver threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
@@ -148,6 +160,9 @@ pub struct StatusArgs {
     /// File holding the run's token (with --coordinator).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// PEM of the CA to trust for an https:// coordinator [default: the webpki roots].
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    pub tls_ca: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use gops_common::cards::validate_n;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::service::{serve, serve_metrics};
+use gops_coordinator::service::{serve_metrics, serve_with_tls};
 use gops_coordinator::solve::Silent;
 use gops_coordinator::store::Store;
 use gops_proto::v1::StatusRequest;
-use gops_worker::backoff::Backoff;
-use gops_worker::client::{WorkerConfig, connect, run_worker};
+use gops_worker::backoff::{Backoff, tls_refusal};
+use gops_worker::client::{WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
+use tonic::Code;
 use tracing::{info, warn};
 
 use crate::args::{CoordinatorArgs, StatusArgs, WorkerArgs};
@@ -76,6 +77,17 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         )));
     }
     let token = read_token(args.token_file.as_deref())?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(crate::tls::read_identity(cert, key)?),
+        (None, None) => None,
+        // clap requires them together
+        _ => {
+            return Err(Failure::Usage(
+                "--tls-cert and --tls-key go together".into(),
+            ));
+        }
+    };
+    let tls_on = tls.is_some();
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
@@ -92,7 +104,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
-        info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, "coordinator listening");
+        info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, tls = tls_on, "coordinator listening");
         if let Some(addr) = args.metrics {
             let core = Arc::clone(&core);
             tokio::spawn(async move {
@@ -126,7 +138,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 _ = done => info!("run complete; stopping"),
             }
         };
-        let served = serve(listener, Arc::clone(&core), token, Duration::from_secs(args.progress_secs), shutdown)
+        let served = serve_with_tls(listener, Arc::clone(&core), token, tls, Duration::from_secs(args.progress_secs), shutdown)
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
         let (_, stored) = core.position();
@@ -137,6 +149,11 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
 
 pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
     let token = read_token(args.token_file.as_deref())?;
+    let tls_ca = args
+        .tls_ca
+        .as_deref()
+        .map(crate::tls::read_ca)
+        .transpose()?;
     let threads = args
         .threads
         .map(usize::from)
@@ -148,6 +165,7 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
     });
     let config = WorkerConfig {
         coordinator: args.coordinator,
+        tls_ca,
         threads,
         token,
         cache_bytes: (args.cache_mb as usize).saturating_mul(1 << 20),
@@ -160,8 +178,12 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
     let rt = runtime()?;
     rt.block_on(async {
         // a bad address is bad input, found before any work
-        connect(&config.coordinator, config.token.as_deref())
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+        connect_with_ca(
+            &config.coordinator,
+            config.token.as_deref(),
+            config.tls_ca.as_deref(),
+        )
+        .map_err(|e| Failure::Usage(e.to_string()))?;
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(async move {
             termination().await;
@@ -188,15 +210,35 @@ pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
         .clone()
         .expect("clap requires --db or --coordinator");
     let token = read_token(args.token_file.as_deref())?;
+    let tls_ca = args
+        .tls_ca
+        .as_deref()
+        .map(crate::tls::read_ca)
+        .transpose()?;
     let rt = runtime()?;
     let json = rt.block_on(async move {
-        let mut client =
-            connect(&url, token.as_deref()).map_err(|e| Failure::Usage(e.to_string()))?;
+        let mut client = connect_with_ca(&url, token.as_deref(), tls_ca.as_deref())
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         client
             .status(StatusRequest {})
             .await
             .map(|r| r.into_inner().json)
-            .map_err(|s| Failure::Runtime(format!("status from {url}: {}", s.message())))
+            .map_err(|s| {
+                let why = match tls_refusal(&s) {
+                    Some(tls) => format!("TLS with the coordinator failed: {tls}"),
+                    // what a plain client makes of a TLS server's answer
+                    None if url.starts_with("http://")
+                        && matches!(s.code(), Code::Cancelled | Code::Unknown) =>
+                    {
+                        format!(
+                            "{} (if the coordinator serves TLS, use https:// and --tls-ca)",
+                            s.message()
+                        )
+                    }
+                    None => s.message().to_string(),
+                };
+                Failure::Runtime(format!("status from {url}: {why}"))
+            })
     })?;
     let value: serde_json::Value = serde_json::from_str(&json)
         .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;

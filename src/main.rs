@@ -12,6 +12,7 @@ mod policy_cmd;
 mod progress;
 mod query_cmd;
 mod solve_cmd;
+mod tls;
 
 use clap::Parser;
 

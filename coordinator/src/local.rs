@@ -77,6 +77,7 @@ pub fn solve_local(
         let worker = tokio::spawn(run_worker(
             WorkerConfig {
                 coordinator: format!("http://{address}"),
+                tls_ca: None,
                 threads,
                 token: None,
                 cache_bytes: 1 << 30,

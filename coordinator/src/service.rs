@@ -1,6 +1,6 @@
 //! The coordinator's gRPC face: each handler unwraps its request, calls the
 //! [`Coordinator`], and maps the domain error to a `Status` in one place. Also the token
-//! check, the periodic progress log and the Prometheus metrics endpoint.
+//! check, TLS, the periodic progress log and the Prometheus metrics endpoint.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tokio_stream::{Stream, StreamExt};
 use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
 
@@ -252,8 +253,17 @@ pub fn grpc_service(
     InterceptedService::new(server, TokenCheck::new(token))
 }
 
-/// Serves the coordinator on `listener` until `shutdown` resolves, logging progress
-/// every `progress_every`.
+/// HTTP/2 pings on every connection, and how long an answer may take: a connection whose
+/// peer stopped answering (its host or its link is down) is closed after twice this,
+/// rather than lingering until TCP gives up (about 15 minutes) or forever when idle.
+const KEEPALIVE: Duration = Duration::from_secs(20);
+
+/// How long a stopping server waits for the calls in flight. A connection to a worker
+/// whose network died never finishes its graceful close, and would hold up the exit.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves the coordinator in plain gRPC on `listener` until `shutdown` resolves, logging
+/// progress every `progress_every`.
 pub async fn serve(
     listener: TcpListener,
     core: Arc<Coordinator>,
@@ -261,6 +271,26 @@ pub async fn serve(
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
+    serve_with_tls(listener, core, token, None, progress_every, shutdown).await
+}
+
+/// [`serve`], speaking TLS only when `tls` is given (see [`server_tls`]).
+pub async fn serve_with_tls(
+    listener: TcpListener,
+    core: Arc<Coordinator>,
+    token: Option<String>,
+    tls: Option<ServerTlsConfig>,
+    progress_every: Duration,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let mut builder = Server::builder()
+        .http2_keepalive_interval(Some(KEEPALIVE))
+        .http2_keepalive_timeout(Some(KEEPALIVE));
+    if let Some(tls) = tls {
+        // the handshake happens per connection on the accepted streams below, so the
+        // custom incoming stream keeps its TCP_NODELAY
+        builder = builder.tls_config(tls)?;
+    }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
     // small replies must not wait for Nagle's algorithm (40 ms stalls per call)
     let incoming = TcpListenerStream::new(listener).map(|stream| {
@@ -270,12 +300,60 @@ pub async fn serve(
             }
         })
     });
-    let result = tonic::transport::Server::builder()
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        shutdown.await;
+        let _ = stopping.send(());
+    };
+    let server = builder
         .add_service(grpc_service(core, token))
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await;
+        .serve_with_incoming_shutdown(incoming, signal);
+    let grace_over = async move {
+        match stopped.await {
+            Ok(()) => tokio::time::sleep(SHUTDOWN_GRACE).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let result = tokio::select! {
+        result = server => result,
+        () = grace_over => {
+            warn!(
+                grace_secs = SHUTDOWN_GRACE.as_secs(),
+                "connections still open after the grace period; dropping them"
+            );
+            Ok(())
+        }
+    };
     logger.abort();
     result
+}
+
+/// The server's TLS settings from a PEM certificate chain and its PEM private key,
+/// checked now (parsable, key matching the certificate) rather than at the first
+/// connection. The error is one line.
+pub fn server_tls(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerTlsConfig, String> {
+    let config = ServerTlsConfig::new()
+        .identity(Identity::from_pem(cert_pem, key_pem))
+        // a client that opens a connection and never finishes its handshake
+        .timeout(Duration::from_secs(10));
+    Server::builder().tls_config(config.clone()).map_err(|e| {
+        // the top is only "transport error"
+        std::error::Error::source(&e).map_or_else(|| e.to_string(), error_chain)
+    })?;
+    Ok(config)
+}
+
+/// An error and its sources on one line: tonic's transport errors say only "transport
+/// error" at the top.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 async fn log_progress(core: Arc<Coordinator>, every: Duration) {

@@ -1,83 +1,11 @@
 //! The cluster as users run it: `gops coordinator` and `gops worker` processes on
 //! 127.0.0.1, ports chosen by the OS, synchronised on log lines (never on sleeps).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
 
-use crate::support::{checksums, gops, solve, status_json, stderr, temp_db};
-
-const PATIENCE: Duration = Duration::from_secs(300);
-
-/// A running `gops` process whose stderr lines arrive on a channel.
-struct Proc {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn spawn(args: &[&str]) -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gops"))
-            .args(args)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("gops starts");
-        let (tx, lines) = channel();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Proc {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// The first line (from now on) that satisfies `pred`, waiting up to PATIENCE.
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if pred(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        panic!(
-            "no '{what}' line; the process said:\n{}",
-            self.seen.join("\n")
-        );
-    }
-
-    /// Waits for the process to exit; returns whether it succeeded.
-    fn finish(mut self) -> (bool, Vec<String>) {
-        let status = self.child.wait().unwrap();
-        // the reader thread ends with the pipe
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            self.seen.push(line);
-        }
-        (status.success(), self.seen)
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
+use crate::support::{
+    Proc, checksums, gops, listening_address, reference, status_json, stderr, temp_db,
+};
 
 /// Starts a coordinator on `listen` (port 0: the OS picks); returns it and its URL.
 fn coordinator(db: &Path, n: u8, listen: &str, extra: &[&str]) -> (Proc, String) {
@@ -99,14 +27,7 @@ fn coordinator(db: &Path, n: u8, listen: &str, extra: &[&str]) -> (Proc, String)
     }
     args.extend_from_slice(extra);
     let mut p = Proc::spawn(&args);
-    let line = p.wait_for("coordinator listening", |l| {
-        l.contains("coordinator listening")
-    });
-    let address = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("address="))
-        .expect("the listening line names its address")
-        .to_string();
+    let address = listening_address(&mut p);
     (p, format!("http://{address}"))
 }
 
@@ -122,12 +43,6 @@ fn worker(url: &str, extra: &[&str]) -> Proc {
     ];
     args.extend_from_slice(extra);
     Proc::spawn(&args)
-}
-
-fn reference(n: u8, objective: &str) -> Vec<String> {
-    let (_dir, db) = temp_db();
-    solve(&db, n, &["--objective", objective, "--no-grpc"]);
-    checksums(&db)
 }
 
 #[test]

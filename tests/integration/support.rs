@@ -1,7 +1,11 @@
-//! Helpers: run the real `gops` binary, solve into temporary dbs, read checksums.
+//! Helpers: run the real `gops` binary (to completion, or as a long-running process
+//! whose log lines a test waits for), solve into temporary dbs, read checksums.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -134,4 +138,152 @@ pub fn state_query(
         args.extend(["--upcard", c]);
     }
     serde_json::from_str(&gops_ok(&args)).unwrap()
+}
+
+/// The layer checksums of a single-process solve without gRPC: what a cluster must match.
+pub fn reference(n: u8, objective: &str) -> Vec<String> {
+    let (_dir, db) = temp_db();
+    solve(&db, n, &["--objective", objective, "--no-grpc"]);
+    checksums(&db)
+}
+
+pub const PATIENCE: Duration = Duration::from_secs(300);
+
+/// A running `gops` process whose stderr lines arrive on a channel. Killed when dropped,
+/// so a failing test leaves no process behind.
+pub struct Proc {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Proc {
+    pub fn spawn(args: &[&str]) -> Proc {
+        Proc::spawn_via(&[], args)
+    }
+
+    /// `gops args` run through `prefix` (e.g. `ip netns exec NS`), when not empty.
+    pub fn spawn_via(prefix: &[&str], args: &[&str]) -> Proc {
+        let gops = env!("CARGO_BIN_EXE_gops");
+        let mut command = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(gops);
+                c
+            }
+            None => Command::new(gops),
+        };
+        let mut child = command
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gops starts");
+        let (tx, lines) = channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The first line (from now on) that satisfies `pred`, waiting up to PATIENCE.
+    pub fn wait_for(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        self.wait_for_within(PATIENCE, what, pred)
+    }
+
+    /// [`Proc::wait_for`] with a deadline of `patience`.
+    pub fn wait_for_within(
+        &mut self,
+        patience: Duration,
+        what: &str,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + patience;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if pred(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "no '{what}' line within {patience:?}; the process said:\n{}",
+            self.seen.join("\n")
+        );
+    }
+
+    /// Waits for the process to exit; returns whether it succeeded and every line it
+    /// wrote to stderr (those already waited for included).
+    pub fn finish(mut self) -> (bool, Vec<String>) {
+        let status = self.child.wait().unwrap();
+        // the reader thread ends with the pipe
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
+        (status.success(), std::mem::take(&mut self.seen))
+    }
+
+    /// [`Proc::finish`], or `None` if the process is still running after `limit` (it is
+    /// killed then).
+    pub fn finish_within(self, limit: Duration) -> Option<(bool, Vec<String>)> {
+        let deadline = Instant::now() + limit;
+        let mut me = self;
+        loop {
+            match me.child.try_wait().unwrap() {
+                Some(_) => return Some(me.finish()),
+                None if Instant::now() >= deadline => return None,
+                // a process has no exit event to wait on with a deadline: poll
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// Asks the process to stop (SIGTERM), as a service manager would.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // nothing to do when it has exited (finish or kill) already
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Waits for a coordinator's "coordinator listening" line; the address it names.
+pub fn listening_address(coordinator: &mut Proc) -> String {
+    let line = coordinator.wait_for("coordinator listening", |l| {
+        l.contains("coordinator listening")
+    });
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix("address="))
+        .expect("the listening line names its address")
+        .to_string()
 }

@@ -1,10 +1,10 @@
 //! Retrying a coordinator that is unreachable: exponential backoff with jitter, and the
-//! split of errors into transient (retry) and permanent (give up).
+//! split of errors into transient (retry) and permanent (give up), TLS refusals included.
 
 use std::time::Duration;
 
 use rand::Rng;
-use tonic::Code;
+use tonic::{Code, Status};
 
 #[derive(Clone, Debug)]
 pub struct Backoff {
@@ -49,6 +49,31 @@ pub fn is_transient(code: Code) -> bool {
     )
 }
 
+/// The TLS failure behind a failed call, if that is what it was: a certificate that is
+/// not trusted, expired or for another name, a peer that does not speak TLS. Retrying
+/// does not mend these, although gRPC reports them as `Unavailable`; a dropped network
+/// shows up as an I/O error instead, not as one of these.
+pub fn tls_refusal(status: &Status) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(status);
+    while let Some(e) = source {
+        // tokio-rustls hands rustls' error over inside an io::Error, whose `source`
+        // skips it
+        let inner = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|inner| inner as &(dyn std::error::Error + 'static));
+        if let Some(tls) = [Some(e), inner]
+            .into_iter()
+            .flatten()
+            .find_map(|e| e.downcast_ref::<rustls::Error>())
+        {
+            return Some(tls.to_string());
+        }
+        source = e.source();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +95,20 @@ mod tests {
         assert!(is_transient(Code::Unavailable));
         assert!(!is_transient(Code::Unauthenticated));
         assert!(!is_transient(Code::InvalidArgument));
+    }
+
+    #[test]
+    fn tls_errors_are_found_inside_io_errors() {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        );
+        let status = Status::from_error(Box::new(tonic::ConnectError(Box::new(io))));
+        assert_eq!(status.code(), Code::Unavailable);
+        let why = tls_refusal(&status).expect("a TLS refusal");
+        assert!(why.contains("UnknownIssuer"), "{why}");
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let status = Status::from_error(Box::new(tonic::ConnectError(Box::new(refused))));
+        assert_eq!(tls_refusal(&status), None);
     }
 }

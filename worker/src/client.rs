@@ -22,18 +22,21 @@ use gops_proto::v1::{
 };
 use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
 use tracing::{error, info, warn};
 
-use crate::backoff::{Backoff, is_transient};
+use crate::backoff::{Backoff, is_transient, tls_refusal};
 use crate::cache::SliceCache;
 use crate::{ShardSolver, WorkerError};
 
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
-    /// The coordinator's URL, e.g. `http://10.0.0.1:7700`.
+    /// The coordinator's URL, e.g. `http://10.0.0.1:7700` or `https://coord:7700`.
     pub coordinator: String,
+    /// PEM of the certificate authority (or self-signed certificate) that an `https://`
+    /// coordinator must present a certificate from; `None`: the webpki roots.
+    pub tls_ca: Option<Vec<u8>>,
     pub threads: usize,
     pub token: Option<String>,
     pub cache_bytes: usize,
@@ -80,10 +83,45 @@ impl tonic::service::Interceptor for AddToken {
 
 pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 
-/// A client for `url` with `token`; connects lazily, reconnects as needed.
+/// A client for `url` with `token`; connects lazily, reconnects as needed. An
+/// `https://` URL is verified against the webpki roots.
 pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
-    let endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| ClientError::Address(url.to_string(), e.to_string()))?
+    connect_with_ca(url, token, None)
+}
+
+/// [`connect`], trusting only `ca_pem` (PEM certificates) for an `https://` URL when it
+/// is given; `ca_pem` with a URL that is not `https://` is refused.
+pub fn connect_with_ca(
+    url: &str,
+    token: Option<&str>,
+    ca_pem: Option<&[u8]>,
+) -> Result<Client, ClientError> {
+    let bad = |why: String| ClientError::Address(url.to_string(), why);
+    let endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| bad(e.to_string()))?;
+    let uri = endpoint.uri().clone();
+    let https = uri.scheme_str() == Some("https");
+    let endpoint = match (https, ca_pem) {
+        (false, Some(_)) => {
+            return Err(bad("a TLS CA is given but the URL is not https://".into()));
+        }
+        (false, None) => endpoint,
+        (true, ca) => {
+            // an IPv6 host comes bracketed in the URL, not in the certificate
+            let host = uri.host().unwrap_or_default();
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let tls = ClientTlsConfig::new()
+                .domain_name(host)
+                .timeout(Duration::from_secs(10));
+            let tls = match ca {
+                Some(pem) => tls.ca_certificate(Certificate::from_pem(pem)),
+                None => tls.with_webpki_roots(),
+            };
+            endpoint
+                .tls_config(tls)
+                .map_err(|e| bad(format!("TLS set-up failed: {e}")))?
+        }
+    };
+    let endpoint = endpoint
         .connect_timeout(Duration::from_secs(5))
         // a coordinator host that vanishes must surface as an error, not a hang
         .timeout(Duration::from_secs(600))
@@ -94,12 +132,9 @@ pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
         .tcp_nodelay(true);
     let token = token
         .map(|t| {
-            format!("Bearer {t}").parse().map_err(|_| {
-                ClientError::Address(
-                    url.to_string(),
-                    "token has characters not allowed in a header".into(),
-                )
-            })
+            format!("Bearer {t}")
+                .parse()
+                .map_err(|_| bad("token has characters not allowed in a header".into()))
         })
         .transpose()?;
     Ok(
@@ -143,6 +178,12 @@ where
         match f(client.clone()).await {
             Ok(response) => return Ok(Called::Done(response.into_inner())),
             Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
+            Err(status) if tls_refusal(&status).is_some() => {
+                let why = tls_refusal(&status).unwrap_or_default();
+                return Err(ClientError::Refused(format!(
+                    "{what}: TLS with the coordinator failed: {why}"
+                )));
+            }
             Err(status) if is_transient(status.code()) => {
                 if started.elapsed() > backoff.give_up_after {
                     return Err(ClientError::GaveUp(
@@ -220,7 +261,11 @@ pub async fn run_worker(
 ) -> Result<WorkerSummary, ClientError> {
     let solver = Arc::new(ShardSolver::new(config.threads)?);
     let mut session = Session {
-        client: connect(&config.coordinator, config.token.as_deref())?,
+        client: connect_with_ca(
+            &config.coordinator,
+            config.token.as_deref(),
+            config.tls_ca.as_deref(),
+        )?,
         backoff: config.backoff.clone(),
         worker_id: 0,
         n: 0,
