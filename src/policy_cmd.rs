@@ -82,7 +82,12 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
     }
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
     let p = policy(args.policy);
-    let result = exploit_policy(&mut oracle, p)?;
+    let bar = crate::progress::spinner("exploit");
+    let result = exploit_policy(&mut oracle, p, &mut |states| {
+        bar.set_message(format!("{} states evaluated", count(states)));
+    });
+    bar.finish_and_clear();
+    let result = result?;
     if args.json {
         let mut object = serde_json::to_value(&result).expect("result serialises");
         object["n"] = json!(store.n());

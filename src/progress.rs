@@ -73,6 +73,18 @@ pub fn count_bar(total: u64, prefix: &str) -> &'static ProgressBar {
     bar
 }
 
+/// The progress bar as a spinner with a message, for work of unknown length.
+pub fn spinner(prefix: &str) -> &'static ProgressBar {
+    let bar = shared_bar();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {prefix} [{elapsed_precise}] {msg}")
+            .expect("valid template"),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
 /// A progress bar over the matrix games of the whole solve.
 pub struct BarObserver {
     bar: &'static ProgressBar,

@@ -261,13 +261,19 @@ pub fn concrete_state_count(n: u8, objective: Objective) -> u64 {
 
 /// The exact value of `policy` (played by A) against a best-responding B, by backward
 /// induction over the concrete states the game can reach.
-pub fn exploit(oracle: &mut Oracle, policy: Policy) -> Result<Exploitation, QueryError> {
+/// `progress` hears the number of states evaluated now and then.
+pub fn exploit(
+    oracle: &mut Oracle,
+    policy: Policy,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploitation, QueryError> {
     let start = GameState::initial(oracle.n());
     let game_value = oracle.value(&start)?;
     let mut induction = Induction {
         objective: oracle.objective(),
         policy,
         memo: HashMap::new(),
+        progress,
     };
     let policy_value = induction.value(oracle, &start)?;
     Ok(Exploitation {
@@ -278,13 +284,14 @@ pub fn exploit(oracle: &mut Oracle, policy: Policy) -> Result<Exploitation, Quer
     })
 }
 
-struct Induction {
+struct Induction<'p> {
     objective: Objective,
     policy: Policy,
     memo: HashMap<(u32, u32, u32, i32), f64>,
+    progress: &'p mut dyn FnMut(u64),
 }
 
-impl Induction {
+impl Induction<'_> {
     /// A's value of `state` when A follows the policy and B best-responds. For `points`
     /// it is the score still to come (the score so far is left out); for `win` it
     /// includes the score so far through `d`.
@@ -328,6 +335,9 @@ impl Induction {
         }
         let v = total / state.prizes.len() as f64;
         self.memo.insert(key, v);
+        if self.memo.len() % 65_536 == 0 {
+            (self.progress)(self.memo.len() as u64);
+        }
         Ok(v)
     }
 }
