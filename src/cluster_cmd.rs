@@ -12,7 +12,7 @@ use gops_coordinator::solve::Silent;
 use gops_coordinator::store::Store;
 use gops_proto::v1::StatusRequest;
 use gops_worker::backoff::{Backoff, tls_refusal};
-use gops_worker::client::{WorkerConfig, connect_with_ca, run_worker};
+use gops_worker::client::{ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
 use tonic::Code;
 use tracing::{info, warn};
@@ -190,9 +190,16 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             info!("signal received; finishing the current shard, then exiting");
             let _ = stop.send(true);
         });
-        let summary = run_worker(config, stopped)
-            .await
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        let summary = match run_worker(config, stopped).await {
+            Ok(summary) => summary,
+            // a requested stop is a clean exit, even when the last shard could not be
+            // handed in (the coordinator leases it again)
+            Err(ClientError::Stopped(why)) => {
+                warn!(error = %why, "stopped while the coordinator was unreachable");
+                return Ok(());
+            }
+            Err(e) => return Err(Failure::Runtime(e.to_string())),
+        };
         info!(
             shards = summary.shards,
             slices = summary.slices,

@@ -2,6 +2,7 @@
 //! 127.0.0.1, ports chosen by the OS, synchronised on log lines (never on sleeps).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::support::{
     Proc, checksums, gops, listening_address, reference, status_json, stderr, temp_db,
@@ -219,4 +220,32 @@ fn status_from_a_coordinator_needs_the_token() {
     assert!(solver.finish().0);
     assert!(coord.finish().0);
     assert_eq!(checksums(&db), reference(4, "points"));
+}
+
+#[test]
+fn a_worker_asked_to_stop_while_the_coordinator_is_unreachable_exits_promptly() {
+    // a port that was free a moment ago: nothing answers there
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    // worker() gives up after 120 s unreachable: the stop must come well before that
+    let mut w = worker(&url, &[]);
+    w.wait_for("unreachable", |l| l.contains("coordinator unreachable"));
+    let asked = Instant::now();
+    w.terminate();
+    // the retry loop honours the stop after its grace period (10 s), not --give-up-secs
+    let (ok, lines) = w
+        .finish_within(Duration::from_secs(60))
+        .expect("the worker exits within a minute of SIGTERM");
+    assert!(ok, "a requested stop is a clean exit: {lines:?}");
+    assert!(asked.elapsed() < Duration::from_secs(60));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("stopped while the coordinator was unreachable")),
+        "{lines:?}"
+    );
 }

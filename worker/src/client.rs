@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::backoff::{Backoff, is_transient, tls_refusal};
 use crate::cache::SliceCache;
@@ -60,6 +60,10 @@ pub enum ClientError {
     Refused(String),
     #[error("gave up after the coordinator was unreachable for {0:?}: {1}")]
     GaveUp(Duration, String),
+    /// Asked to stop while the coordinator could not be reached: the shard in hand, if
+    /// any, is leased again once its lease runs out.
+    #[error("stopped while the coordinator was unreachable: {0}")]
+    Stopped(String),
     #[error("the coordinator sent something unusable: {0}")]
     Protocol(String),
     #[error(transparent)]
@@ -151,20 +155,28 @@ enum Called<T> {
     Forgotten,
 }
 
+/// How long a worker asked to stop keeps retrying an unreachable coordinator (to hand in
+/// its last shard) before it exits anyway.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
 struct Session {
     client: Client,
     backoff: Backoff,
+    /// Turns true when the worker is asked to stop.
+    stop: watch::Receiver<bool>,
     worker_id: u64,
     n: u8,
     objective: Objective,
     lease: Duration,
 }
 
-/// Calls `f` until it succeeds, is refused for good, or the coordinator has been
-/// unreachable for longer than `backoff` allows.
+/// Calls `f` until it succeeds, is refused for good, the coordinator has been
+/// unreachable for longer than `backoff` allows, or the worker was asked to `stop` more
+/// than [`STOP_GRACE`] ago.
 async fn call_with<T, F, Fut>(
     client: &Client,
     backoff: &Backoff,
+    stop: &watch::Receiver<bool>,
     what: &str,
     mut f: F,
 ) -> Result<Called<T>, ClientError>
@@ -174,6 +186,8 @@ where
 {
     let started = Instant::now();
     let mut attempt = 0;
+    let mut stop = stop.clone();
+    let mut stop_seen: Option<Instant> = None;
     loop {
         match f(client.clone()).await {
             Ok(response) => return Ok(Called::Done(response.into_inner())),
@@ -191,10 +205,21 @@ where
                         status.message().to_string(),
                     ));
                 }
+                let stopping = *stop.borrow_and_update();
+                if stopping {
+                    let since = *stop_seen.get_or_insert_with(Instant::now);
+                    if since.elapsed() > STOP_GRACE {
+                        return Err(ClientError::Stopped(status.message().to_string()));
+                    }
+                }
                 if attempt == 0 {
                     warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
                 }
-                tokio::time::sleep(backoff.delay(attempt)).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff.delay(attempt)) => {}
+                    // a stop request cuts the pause short and starts the grace period
+                    _ = stop.changed(), if !stopping => {}
+                }
                 attempt += 1;
             }
             Err(status) => {
@@ -213,7 +238,7 @@ impl Session {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, Status>>,
     {
-        call_with(&self.client, &self.backoff, what, f).await
+        call_with(&self.client, &self.backoff, &self.stop, what, f).await
     }
 
     async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
@@ -261,6 +286,7 @@ pub async fn run_worker(
 ) -> Result<WorkerSummary, ClientError> {
     let solver = Arc::new(ShardSolver::new(config.threads)?);
     let mut session = Session {
+        stop: shutdown.clone(),
         client: connect_with_ca(
             &config.coordinator,
             config.token.as_deref(),
@@ -360,7 +386,7 @@ pub async fn run_worker(
         let deps = fetch_dependencies(&mut session, &mut cache, layer, &shard.prize_ranks).await?;
         let fetched = started.elapsed();
         let solved = solve_with_heartbeats(&session, &solver, layer_engine, deps, &shard).await?;
-        tracing::debug!(
+        debug!(
             layer,
             lease_and_fetch_ms = fetched.as_millis() as u64,
             solve_ms = (started.elapsed() - fetched).as_millis() as u64,
@@ -382,19 +408,12 @@ pub async fn run_worker(
         let chunks = submission_chunks(layer, &solved);
         let waited = Instant::now();
         settle(&mut in_flight, &mut session, &config, &mut summary).await?;
-        tracing::debug!(
+        debug!(
             settle_ms = waited.elapsed().as_millis() as u64,
             "previous submission settled"
         );
-        let (client, backoff) = (session.client.clone(), session.backoff.clone());
         in_flight = Some(InFlight {
-            task: tokio::spawn(send_submission(
-                client,
-                backoff,
-                session.worker_id,
-                shard.lease_id,
-                chunks,
-            )),
+            task: tokio::spawn(send_submission(session.submitter(), shard.lease_id, chunks)),
             layer,
             lease_id: shard.lease_id,
             slices: solved.len(),
@@ -495,31 +514,60 @@ async fn solve_with_heartbeats(
 ) -> Result<Result<Vec<SolvedSlice>, WorkerError>, ClientError> {
     let solver = Arc::clone(solver);
     let ranks = shard.prize_ranks.clone();
-    let mut task = tokio::task::spawn_blocking(move || {
+    let task = tokio::task::spawn_blocking(move || {
         let dependency = |prizes: CardSet| &*deps[&prize_rank(prizes)];
         solver.solve_shard(&engine, &ranks, &dependency)
     });
-    let mut beats = tokio::time::interval((session.lease / 3).max(Duration::from_millis(1)));
+    let beats = keep_lease(
+        session.client.clone(),
+        session.worker_id,
+        shard.lease_id,
+        session.lease / 3,
+        Phase::Solving,
+    );
+    tokio::select! {
+        result = task => {
+            result.map_err(|e| ClientError::Protocol(format!("solver thread failed: {e}")))
+        }
+        () = beats => unreachable!("heartbeats never end"),
+    }
+}
+
+/// What a lease is kept alive for.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    Solving,
+    /// A lost lease is expected here in the instant between the coordinator storing the
+    /// submission and the worker hearing so.
+    Submitting,
+}
+
+/// One heartbeat for `lease_id`, bounded by `limit` so a stuck call never holds up the
+/// work it accompanies; failures are logged, not fatal.
+async fn heartbeat(client: &Client, worker_id: u64, lease_id: u64, limit: Duration, phase: Phase) {
+    let request = HeartbeatRequest {
+        worker_id,
+        lease_id,
+    };
+    let mut client = client.clone();
+    match tokio::time::timeout(limit, client.heartbeat(request)).await {
+        Ok(Ok(reply)) if !reply.get_ref().valid => match phase {
+            Phase::Solving => warn!(lease = lease_id, "lease lost; finishing the shard anyway"),
+            Phase::Submitting => debug!(lease = lease_id, "lease no longer open while submitting"),
+        },
+        Ok(Ok(_)) => {}
+        Ok(Err(status)) => warn!(error = %status.message(), "heartbeat failed"),
+        Err(_) => warn!("heartbeat timed out"),
+    }
+}
+
+/// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
+async fn keep_lease(client: Client, worker_id: u64, lease_id: u64, every: Duration, phase: Phase) {
+    let mut beats = tokio::time::interval(every.max(Duration::from_millis(1)));
     beats.tick().await;
     loop {
-        tokio::select! {
-            result = &mut task => {
-                return result.map_err(|e| ClientError::Protocol(format!("solver thread failed: {e}")));
-            }
-            _ = beats.tick() => {
-                let request = HeartbeatRequest { worker_id: session.worker_id, lease_id: shard.lease_id };
-                // bounded, so a stuck call never holds up noticing that the solve ended
-                let mut client = session.client.clone();
-                match tokio::time::timeout(session.lease / 3, client.heartbeat(request)).await {
-                    Ok(Ok(reply)) if !reply.get_ref().valid => {
-                        warn!(lease = shard.lease_id, "lease lost; finishing the shard anyway");
-                    }
-                    Ok(Ok(_)) => {}
-                    Ok(Err(status)) => warn!(error = %status.message(), "heartbeat failed"),
-                    Err(_) => warn!("heartbeat timed out"),
-                }
-            }
-        }
+        beats.tick().await;
+        heartbeat(&client, worker_id, lease_id, every, phase).await;
     }
 }
 
@@ -567,21 +615,69 @@ fn submission_chunks(layer: u8, solved: &[SolvedSlice]) -> Vec<Vec<SliceData>> {
     chunks
 }
 
-/// Sends the chunks in order.
-async fn send_submission(
+/// What a submission task needs from the session.
+#[derive(Clone)]
+struct Submitter {
     client: Client,
     backoff: Backoff,
+    stop: watch::Receiver<bool>,
     worker_id: u64,
+    /// Heartbeat period of the lease while its submission is under way.
+    beat_every: Duration,
+}
+
+impl Session {
+    fn submitter(&self) -> Submitter {
+        Submitter {
+            client: self.client.clone(),
+            backoff: self.backoff.clone(),
+            stop: self.stop.clone(),
+            worker_id: self.worker_id,
+            beat_every: self.lease / 3,
+        }
+    }
+}
+
+/// Sends the chunks in order, heartbeating the lease meanwhile (a large submission on a
+/// slow link must not cost the lease).
+async fn send_submission(
+    submitter: Submitter,
+    lease_id: u64,
+    chunks: Vec<Vec<SliceData>>,
+) -> Result<Submission, ClientError> {
+    let beats = keep_lease(
+        submitter.client.clone(),
+        submitter.worker_id,
+        lease_id,
+        submitter.beat_every,
+        Phase::Submitting,
+    );
+    tokio::select! {
+        outcome = send_chunks(&submitter, lease_id, chunks) => outcome,
+        () = beats => unreachable!("heartbeats never end"),
+    }
+}
+
+async fn send_chunks(
+    submitter: &Submitter,
     lease_id: u64,
     mut chunks: Vec<Vec<SliceData>>,
 ) -> Result<Submission, ClientError> {
+    let Submitter {
+        client,
+        backoff,
+        stop,
+        worker_id,
+        ..
+    } = submitter;
+    let worker_id = *worker_id;
     while !chunks.is_empty() {
         let request = SubmitRequest {
             worker_id,
             lease_id,
             slices: chunks[0].clone(),
         };
-        let result = call_with(&client, &backoff, "submit", |mut c| {
+        let result = call_with(client, backoff, stop, "submit", |mut c| {
             let r = request.clone();
             async move { c.submit(r).await }
         })
@@ -618,8 +714,7 @@ async fn settle(
         .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
     while let Submission::Forgotten(rest) = outcome {
         session.hello(&config.name, config.threads).await?;
-        let (client, backoff) = (session.client.clone(), session.backoff.clone());
-        outcome = send_submission(client, backoff, session.worker_id, shard.lease_id, rest).await?;
+        outcome = send_submission(session.submitter(), shard.lease_id, rest).await?;
     }
     match outcome {
         Submission::Stored => {
