@@ -188,7 +188,10 @@ impl LayerEngine {
     /// The value [`LayerEngine::solve_slice`] stores for canonical pattern `p` at score
     /// difference `d` of the slice of `prize_rank`, recomputed on its own by the same
     /// path (antisymmetry for symmetric patterns included), so it is bit-identical: a
-    /// coordinator re-solves a sample of a worker's states with this.
+    /// coordinator re-solves a sample of a worker's states with this. Also the largest
+    /// certificate gap of the state's games, which `solve_slice` counted in the slice's
+    /// `max_gap` whenever it solved the state (always for `points`; for `win`, at least
+    /// every state whose value is not exactly -1 or +1).
     pub fn recompute_value<'d>(
         &self,
         solver: &mut GameSolver,
@@ -196,20 +199,30 @@ impl LayerEngine {
         p: usize,
         d: i32,
         dependency: &(dyn Fn(CardSet) -> &'d Slice + Sync),
-    ) -> Result<f64, EngineError> {
+    ) -> Result<Recomputed, EngineError> {
         let prizes = prize_unrank(prize_rank, self.layout.k);
         let views: Vec<(u8, &Slice)> = Self::dependencies(prizes)
             .map(|(upcard, rest)| (upcard, dependency(rest)))
             .collect();
         let pattern = self.layout.canonical[p];
+        let recomputed = |(value, gap, _games): (f64, f64, u64), sign: f64| Recomputed {
+            value: sign * value,
+            gap,
+        };
         if pattern == pattern.swapped() {
             return Ok(match d.signum() {
-                0 => 0.0,
-                1 => self.solve_state(solver, p, d, &views, prizes)?.0,
-                _ => -self.solve_state(solver, p, -d, &views, prizes)?.0,
+                0 => Recomputed {
+                    value: 0.0,
+                    gap: 0.0,
+                },
+                1 => recomputed(self.solve_state(solver, p, d, &views, prizes)?, 1.0),
+                _ => recomputed(self.solve_state(solver, p, -d, &views, prizes)?, -1.0),
             });
         }
-        Ok(self.solve_state(solver, p, d, &views, prizes)?.0)
+        Ok(recomputed(
+            self.solve_state(solver, p, d, &views, prizes)?,
+            1.0,
+        ))
     }
 
     /// The value of canonical pattern `p` at score difference `d`: the mean over upcards
@@ -246,6 +259,14 @@ impl LayerEngine {
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
     }
+}
+
+/// A state re-solved by [`LayerEngine::recompute_value`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recomputed {
+    pub value: f64,
+    /// The largest certificate gap of the state's games.
+    pub gap: f64,
 }
 
 /// Fills `out[i]`, the value at score difference `first_d + i`, for a value that is

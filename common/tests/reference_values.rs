@@ -284,7 +284,8 @@ fn recomputed_values_equal_stored_values_bit_for_bit() {
                     for d in -slice.diff_range..=slice.diff_range {
                         let again = engine
                             .recompute_value(&mut solver, rank as u32, p, d, &dependency)
-                            .unwrap();
+                            .unwrap()
+                            .value;
                         let stored = slice.value(Oriented::new(p as u32, false), d);
                         assert_eq!(
                             again.to_bits(),

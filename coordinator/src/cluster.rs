@@ -725,13 +725,22 @@ impl Coordinator {
             };
             let (p, slot) = (state / slice.width(), state % slice.width());
             let d = slot as i32 - slice.diff_range;
-            let want = engine
+            let again = engine
                 .recompute_value(&mut solver, rank, p, d, &dependency)
                 .map_err(|e| Refusal::Internal(e.into()))?;
             let got = slice.value(gops_common::layout::Oriented::new(p as u32, false), d);
-            if got.to_bits() != want.to_bits() {
+            if got.to_bits() != again.value.to_bits() {
                 return Err(Refusal::Reject(format!(
-                    "slice {rank}: pattern {p} at d {d} is {got}, a re-solve gives {want}"
+                    "slice {rank}: pattern {p} at d {d} is {got}, a re-solve gives {}",
+                    again.value
+                )));
+            }
+            // the worker solved this state, so its games' gaps are in the reported maximum
+            let solved = got.abs() != 1.0 || self.objective() == Objective::Points;
+            if solved && again.gap > gap {
+                return Err(Refusal::Reject(format!(
+                    "slice {rank}: reported certificate gap {gap:e}, but pattern {p} at d {d} has a game with gap {:e}",
+                    again.gap
                 )));
             }
         }

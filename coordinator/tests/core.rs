@@ -402,3 +402,29 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
     assert_eq!(leased_layer4.len() + stored_before.len(), 15);
     assert_eq!(checksums(&core), reference_checksums(6));
 }
+
+#[test]
+fn an_understated_certificate_gap_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 1.0);
+    let now = Instant::now();
+    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    // honest shards until one of a layer with mixed equilibria has a slice whose games
+    // have a non-zero gap
+    for _ in 0..1_000 {
+        let (lease_id, _layer, _ranks, mut slices) = lease_and_solve(&core, w, now);
+        let Some(i) = slices.iter().position(|s| s.bytes.max_gap > 0.0) else {
+            core.submit(w, lease_id, slices, now).unwrap();
+            continue;
+        };
+        let honest = slices[i].bytes.max_gap;
+        slices[i].bytes.max_gap = 0.0;
+        let err = core.submit(w, lease_id, slices, now).unwrap_err();
+        assert!(
+            err.to_string().contains("reported certificate gap"),
+            "{err} (honest gap {honest:e})"
+        );
+        return;
+    }
+    panic!("no slice with a non-zero gap in the whole run");
+}
