@@ -61,20 +61,25 @@ fn to_submitted(layer: u8, solved: SolvedSlice) -> Submitted {
     }
 }
 
+/// Leases a shard for `worker`: (lease id, layer, prize ranks); there must be one.
+fn lease_shard(core: &Coordinator, worker: u64, now: Instant) -> (u64, u8, Vec<u32>) {
+    match core.lease(worker, now).unwrap() {
+        LeaseOutcome::Shard {
+            lease_id,
+            layer,
+            prize_ranks,
+        } => (lease_id, layer, prize_ranks),
+        other => panic!("no shard to lease: {other:?}"),
+    }
+}
+
 /// Leases a shard for `worker` (there must be one) and solves it honestly.
 fn lease_and_solve(
     core: &Coordinator,
     worker: u64,
     now: Instant,
 ) -> (u64, u8, Vec<u32>, Vec<Submitted>) {
-    let LeaseOutcome::Shard {
-        lease_id,
-        layer,
-        prize_ranks,
-    } = core.lease(worker, now).unwrap()
-    else {
-        panic!("no shard to lease")
-    };
+    let (lease_id, layer, prize_ranks) = lease_shard(core, worker, now);
     let slices = solve_shard(core, layer, &prize_ranks);
     (lease_id, layer, prize_ranks, slices)
 }
@@ -137,14 +142,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         .unwrap();
     // finish layers 1 and 2 honestly, then cheat on a shard of layer 3
     loop {
-        let LeaseOutcome::Shard {
-            lease_id,
-            layer,
-            prize_ranks,
-        } = core.lease(honest, now).unwrap()
-        else {
-            panic!()
-        };
+        let (lease_id, layer, prize_ranks) = lease_shard(&core, honest, now);
         if layer == 3 {
             core.release(honest, lease_id).unwrap();
             break;
@@ -205,14 +203,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         Err(CoreError::Banned(_, 3))
     ));
     // the shard is leased again, and redone honestly
-    let LeaseOutcome::Shard {
-        lease_id,
-        prize_ranks: again,
-        ..
-    } = core.lease(honest, now).unwrap()
-    else {
-        panic!()
-    };
+    let (lease_id, _, again) = lease_shard(&core, honest, now);
     assert_eq!(again, prize_ranks);
     let outcome = core
         .submit(honest, lease_id, solve_shard(&core, layer, &again), now)
@@ -228,14 +219,7 @@ fn damaged_submissions_are_rejected() {
     let core = coordinator(&dir.path().join("db"), 4, 0.0);
     let now = Instant::now();
     let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
-    let LeaseOutcome::Shard {
-        lease_id,
-        layer,
-        prize_ranks,
-    } = core.lease(w, now).unwrap()
-    else {
-        panic!()
-    };
+    let (lease_id, layer, prize_ranks) = lease_shard(&core, w, now);
     let good = solve_shard(&core, layer, &prize_ranks);
     let mut cases: Vec<(Vec<Submitted>, &str)> = Vec::new();
     let mut digest = good.clone();
@@ -291,25 +275,11 @@ fn repeated_late_and_expired_submissions_change_nothing() {
     let t0 = Instant::now();
     let slow = core.hello(gops_proto::PROTOCOL_VERSION, "slow", 1).unwrap();
     let fast = core.hello(gops_proto::PROTOCOL_VERSION, "fast", 1).unwrap();
-    let LeaseOutcome::Shard {
-        lease_id: slow_lease,
-        layer,
-        prize_ranks,
-    } = core.lease(slow, t0).unwrap()
-    else {
-        panic!()
-    };
+    let (slow_lease, layer, prize_ranks) = lease_shard(&core, slow, t0);
     let slices = solve_shard(&core, layer, &prize_ranks);
     // the slow worker's lease expires and the fast one takes the shard over
     let later = t0 + LEASE * 3;
-    let LeaseOutcome::Shard {
-        lease_id: fast_lease,
-        prize_ranks: same,
-        ..
-    } = core.lease(fast, later).unwrap()
-    else {
-        panic!()
-    };
+    let (fast_lease, _, same) = lease_shard(&core, fast, later);
     assert_eq!(same, prize_ranks);
     assert!(
         !core.heartbeat(slow, slow_lease, later).unwrap(),
@@ -358,14 +328,7 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
         let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
         // solve until layer 4 is part done, then "crash" (drop without finishing)
         loop {
-            let LeaseOutcome::Shard {
-                lease_id,
-                layer,
-                prize_ranks,
-            } = core.lease(w, now).unwrap()
-            else {
-                panic!()
-            };
+            let (lease_id, layer, prize_ranks) = lease_shard(&core, w, now);
             core.submit(w, lease_id, solve_shard(&core, layer, &prize_ranks), now)
                 .unwrap();
             if layer == 4 {
