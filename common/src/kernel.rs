@@ -50,6 +50,17 @@ pub struct GameOutcome {
     pub status: GameStatus,
 }
 
+/// What the one pass over the matrix found.
+enum Prelude {
+    NonFinite,
+    Saddle(GameOutcome),
+    /// No pure equilibrium; the smallest and largest entries.
+    Range {
+        lo: f64,
+        hi: f64,
+    },
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PivotRule {
     Dantzig,
@@ -105,23 +116,19 @@ impl GameSolver {
         assert_eq!(m.len(), rows * cols);
         self.rows = rows;
         self.cols = cols;
-        if !m.iter().all(|v| v.is_finite()) {
-            self.x[..rows].fill(f64::NAN);
-            self.y[..cols].fill(f64::NAN);
-            return GameOutcome {
-                value: f64::NAN,
-                gap: f64::INFINITY,
-                status: GameStatus::Uncertified,
-            };
-        }
-        if let Some(outcome) = self.try_saddle(m) {
-            return outcome;
-        }
-        let (lo, hi) = m
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
+        let (lo, hi) = match self.saddle_check(m) {
+            Prelude::Range { lo, hi } => (lo, hi),
+            Prelude::Saddle(outcome) => return outcome,
+            Prelude::NonFinite => {
+                self.x[..rows].fill(f64::NAN);
+                self.y[..cols].fill(f64::NAN);
+                return GameOutcome {
+                    value: f64::NAN,
+                    gap: f64::INFINITY,
+                    status: GameStatus::Uncertified,
+                };
+            }
+        };
         let scale = lo.abs().max(hi.abs()).max(1.0);
         let certified = |o: &GameOutcome| o.value.is_finite() && o.gap <= GAP_TOLERANCE * scale;
         let mut outcome = self.simplex(m, lo, hi - lo, PivotRule::Dantzig);
@@ -141,38 +148,56 @@ impl GameSolver {
         outcome
     }
 
-    fn try_saddle(&mut self, m: &[f64]) -> Option<GameOutcome> {
+    /// One pass over `m`: its finiteness, each row's minimum and each column's maximum.
+    /// A pure equilibrium exists when the largest row minimum equals the smallest column
+    /// maximum; otherwise the smallest and largest entries (the least row minimum and the
+    /// greatest column maximum) set the rescaling. Minima and maxima are strict
+    /// comparisons that keep the earlier of equal entries, so they are exact and the
+    /// same on every machine.
+    fn saddle_check(&mut self, m: &[f64]) -> Prelude {
         let (rows, cols) = (self.rows, self.cols);
+        let mut col_max = [f64::NEG_INFINITY; MAX_STRATEGIES];
+        let col_max = &mut col_max[..cols];
+        let mut finite = true;
         let mut best_row = 0;
         let mut lower = f64::NEG_INFINITY;
-        for i in 0..rows {
-            let row_min = m[i * cols..(i + 1) * cols]
-                .iter()
-                .fold(f64::INFINITY, |a, &b| a.min(b));
+        let mut lo = f64::INFINITY;
+        for (i, row) in m.chunks_exact(cols).enumerate() {
+            for (c, &v) in col_max.iter_mut().zip(row) {
+                finite &= v * 0.0 == 0.0; // false for infinities and NaN
+                *c = if v > *c { v } else { *c };
+            }
+            let mut row_min = f64::INFINITY;
+            for &v in row {
+                row_min = if v < row_min { v } else { row_min };
+            }
             if row_min > lower {
                 lower = row_min;
                 best_row = i;
             }
+            lo = if row_min < lo { row_min } else { lo };
+        }
+        if !finite {
+            return Prelude::NonFinite;
         }
         let mut best_col = 0;
         let mut upper = f64::INFINITY;
-        for j in 0..cols {
-            let col_max = (0..rows)
-                .map(|i| m[i * cols + j])
-                .fold(f64::NEG_INFINITY, f64::max);
-            if col_max < upper {
-                upper = col_max;
+        let mut hi = f64::NEG_INFINITY;
+        for (j, &c) in col_max.iter().enumerate() {
+            if c < upper {
+                upper = c;
                 best_col = j;
             }
+            hi = if c > hi { c } else { hi };
         }
         if lower != upper {
-            return None;
+            return Prelude::Range { lo, hi };
         }
         self.x[..rows].fill(0.0);
         self.y[..cols].fill(0.0);
         self.x[best_row] = 1.0;
         self.y[best_col] = 1.0;
-        Some(GameOutcome {
+        Prelude::Saddle(GameOutcome {
             value: lower,
             gap: 0.0,
             status: GameStatus::Saddle,
