@@ -453,16 +453,18 @@ impl GameSolver {
 /// concedes at most. The game value lies between them.
 pub fn certificate_bounds(m: &[f64], rows: usize, cols: usize, x: &[f64], y: &[f64]) -> (f64, f64) {
     let mut upper = f64::NEG_INFINITY;
-    for i in 0..rows {
-        let row = &m[i * cols..(i + 1) * cols];
+    // (x^T M)_j for all j at once, row by row: each column's sum is added in the same
+    // order as `(0..rows).map(|i| x[i] * m[i][j]).sum()`, which starts from -0.0
+    let mut column = [-0.0f64; MAX_STRATEGIES];
+    let column = &mut column[..cols];
+    for (row, &xi) in m[..rows * cols].chunks_exact(cols).zip(&x[..rows]) {
         let v: f64 = row.iter().zip(y).map(|(a, b)| a * b).sum();
         upper = upper.max(v);
+        for (c, &v) in column.iter_mut().zip(row) {
+            *c += xi * v;
+        }
     }
-    let mut lower = f64::INFINITY;
-    for j in 0..cols {
-        let v: f64 = (0..rows).map(|i| x[i] * m[i * cols + j]).sum();
-        lower = lower.min(v);
-    }
+    let lower = column.iter().fold(f64::INFINITY, |lower, &v| lower.min(v));
     (lower, upper)
 }
 
