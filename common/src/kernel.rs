@@ -22,7 +22,15 @@ const POLISH_BELOW: f64 = 1e-13;
 /// A game is certified when its gap is at most this times `max(1, max |M|)`.
 pub const GAP_TOLERANCE: f64 = 1e-9;
 
-const STRIDE: usize = MAX_STRATEGIES + 1;
+/// Tableau row length: the cols + 1 used entries padded to a multiple of [`LANES`] (with
+/// at most one zero), so row operations run over whole vectors with no remainder loop.
+const STRIDE: usize = (MAX_STRATEGIES + 1).div_ceil(LANES) * LANES;
+const _: () = assert!(
+    STRIDE >= MAX_STRATEGIES + 2,
+    "a row always has its padding entry"
+);
+/// f64 lanes of the narrowest vector unit (SSE2, NEON).
+const LANES: usize = 2;
 /// Entries of the rescaled tableau within this of zero count as zero.
 const PIVOT_EPS: f64 = 1e-11;
 /// How far below zero a basic variable may drift in the ratio test (Harris).
@@ -50,6 +58,17 @@ pub struct GameOutcome {
     pub status: GameStatus,
 }
 
+/// What the one pass over the matrix found.
+enum Prelude {
+    NonFinite,
+    Saddle(GameOutcome),
+    /// No pure equilibrium; the smallest and largest entries.
+    Range {
+        lo: f64,
+        hi: f64,
+    },
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PivotRule {
     Dantzig,
@@ -59,7 +78,9 @@ enum PivotRule {
 /// A reusable solver with preallocated buffers.
 #[derive(Clone)]
 pub struct GameSolver {
-    tableau: [f64; STRIDE * STRIDE],
+    /// Rows 0..rows are A's constraints, row `rows` the objective; columns 0..cols
+    /// B's variables, column `cols` the right-hand side, then zero padding.
+    tableau: [[f64; STRIDE]; MAX_STRATEGIES + 1],
     row_label: [u8; MAX_STRATEGIES],
     col_label: [u8; MAX_STRATEGIES],
     x: [f64; MAX_STRATEGIES],
@@ -77,7 +98,7 @@ impl Default for GameSolver {
 impl GameSolver {
     pub fn new() -> Self {
         GameSolver {
-            tableau: [0.0; STRIDE * STRIDE],
+            tableau: [[0.0; STRIDE]; MAX_STRATEGIES + 1],
             row_label: [0; MAX_STRATEGIES],
             col_label: [0; MAX_STRATEGIES],
             x: [0.0; MAX_STRATEGIES],
@@ -105,23 +126,19 @@ impl GameSolver {
         assert_eq!(m.len(), rows * cols);
         self.rows = rows;
         self.cols = cols;
-        if !m.iter().all(|v| v.is_finite()) {
-            self.x[..rows].fill(f64::NAN);
-            self.y[..cols].fill(f64::NAN);
-            return GameOutcome {
-                value: f64::NAN,
-                gap: f64::INFINITY,
-                status: GameStatus::Uncertified,
-            };
-        }
-        if let Some(outcome) = self.try_saddle(m) {
-            return outcome;
-        }
-        let (lo, hi) = m
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            });
+        let (lo, hi) = match self.saddle_check(m) {
+            Prelude::Range { lo, hi } => (lo, hi),
+            Prelude::Saddle(outcome) => return outcome,
+            Prelude::NonFinite => {
+                self.x[..rows].fill(f64::NAN);
+                self.y[..cols].fill(f64::NAN);
+                return GameOutcome {
+                    value: f64::NAN,
+                    gap: f64::INFINITY,
+                    status: GameStatus::Uncertified,
+                };
+            }
+        };
         let scale = lo.abs().max(hi.abs()).max(1.0);
         let certified = |o: &GameOutcome| o.value.is_finite() && o.gap <= GAP_TOLERANCE * scale;
         let mut outcome = self.simplex(m, lo, hi - lo, PivotRule::Dantzig);
@@ -141,38 +158,56 @@ impl GameSolver {
         outcome
     }
 
-    fn try_saddle(&mut self, m: &[f64]) -> Option<GameOutcome> {
-        let (rows, cols) = (self.rows, self.cols);
+    /// One pass over `m`: its finiteness, each row's minimum and each column's maximum.
+    /// A pure equilibrium exists when the largest row minimum equals the smallest column
+    /// maximum; otherwise the smallest and largest entries (the least row minimum and the
+    /// greatest column maximum) set the rescaling. Minima and maxima are strict
+    /// comparisons that keep the earlier of equal entries, so they are exact and the
+    /// same on every machine.
+    fn saddle_check(&mut self, m: &[f64]) -> Prelude {
+        let cols = self.cols;
+        let mut col_max = [f64::NEG_INFINITY; MAX_STRATEGIES];
+        let col_max = &mut col_max[..cols];
+        let mut finite = true;
         let mut best_row = 0;
         let mut lower = f64::NEG_INFINITY;
-        for i in 0..rows {
-            let row_min = m[i * cols..(i + 1) * cols]
-                .iter()
-                .fold(f64::INFINITY, |a, &b| a.min(b));
+        let mut lo = f64::INFINITY;
+        for (i, row) in m.chunks_exact(cols).enumerate() {
+            for (c, &v) in col_max.iter_mut().zip(row) {
+                finite &= v * 0.0 == 0.0; // false for infinities and NaN
+                *c = if v > *c { v } else { *c };
+            }
+            let mut row_min = f64::INFINITY;
+            for &v in row {
+                row_min = if v < row_min { v } else { row_min };
+            }
             if row_min > lower {
                 lower = row_min;
                 best_row = i;
             }
+            lo = if row_min < lo { row_min } else { lo };
+        }
+        if !finite {
+            return Prelude::NonFinite;
         }
         let mut best_col = 0;
         let mut upper = f64::INFINITY;
-        for j in 0..cols {
-            let col_max = (0..rows)
-                .map(|i| m[i * cols + j])
-                .fold(f64::NEG_INFINITY, f64::max);
-            if col_max < upper {
-                upper = col_max;
+        let mut hi = f64::NEG_INFINITY;
+        for (j, &c) in col_max.iter().enumerate() {
+            if c < upper {
+                upper = c;
                 best_col = j;
             }
+            hi = if c > hi { c } else { hi };
         }
         if lower != upper {
-            return None;
+            return Prelude::Range { lo, hi };
         }
-        self.x[..rows].fill(0.0);
-        self.y[..cols].fill(0.0);
+        self.x = [0.0; MAX_STRATEGIES];
+        self.y = [0.0; MAX_STRATEGIES];
         self.x[best_row] = 1.0;
         self.y[best_col] = 1.0;
-        Some(GameOutcome {
+        Prelude::Saddle(GameOutcome {
             value: lower,
             gap: 0.0,
             status: GameStatus::Saddle,
@@ -183,17 +218,24 @@ impl GameSolver {
     fn simplex(&mut self, m: &[f64], lo: f64, range: f64, rule: PivotRule) -> GameOutcome {
         let (rows, cols) = (self.rows, self.cols);
         let inv_range = 1.0 / range;
-        for i in 0..rows {
-            let row = &mut self.tableau[i * STRIDE..i * STRIDE + cols + 1];
-            for j in 0..cols {
-                row[j] = (m[i * cols + j] - lo) * inv_range + 1.0;
+        for (i, (row, entries)) in self
+            .tableau
+            .iter_mut()
+            .zip(m.chunks_exact(cols))
+            .enumerate()
+        {
+            for (t, &v) in row.iter_mut().zip(entries) {
+                *t = (v - lo) * inv_range + 1.0;
             }
             row[cols] = 1.0;
+            // the padding is at most one entry: a store, not a call to memset
+            row[cols + 1] = 0.0;
             self.row_label[i] = i as u8;
         }
-        let bottom = &mut self.tableau[rows * STRIDE..rows * STRIDE + cols + 1];
+        let bottom = &mut self.tableau[rows];
         bottom[..cols].fill(-1.0);
         bottom[cols] = 0.0;
+        bottom[cols + 1] = 0.0;
         for j in 0..cols {
             self.col_label[j] = B_LABEL + j as u8;
         }
@@ -303,7 +345,7 @@ impl GameSolver {
     }
 
     fn entering_column(&self, rule: PivotRule) -> Option<usize> {
-        let bottom = &self.tableau[self.rows * STRIDE..self.rows * STRIDE + self.cols];
+        let bottom = &self.tableau[self.rows][..self.cols];
         let mut best: Option<usize> = None;
         for (j, &v) in bottom.iter().enumerate() {
             if v >= -PIVOT_EPS {
@@ -326,24 +368,26 @@ impl GameSolver {
     /// games (GOPS games often have equal rows and columns), out of the tableau.
     fn leaving_row(&self, q: usize, rule: PivotRule) -> Option<usize> {
         let cols = self.cols;
-        let column = |i: usize| self.tableau[i * STRIDE + q];
-        let rhs = |i: usize| self.tableau[i * STRIDE + cols];
+        let constraints = &self.tableau[..self.rows];
         let mut max_step = f64::INFINITY;
-        for i in 0..self.rows {
-            let a = column(i);
+        for row in constraints {
+            let a = row[q];
             if a > PIVOT_EPS {
-                max_step = max_step.min((rhs(i) + FEASIBILITY_TOL) / a);
+                // min(), without NaN handling: the step is never NaN for a finite tableau
+                // and, if it were, both skip it
+                let step = (row[cols] + FEASIBILITY_TOL) / a;
+                max_step = if step < max_step { step } else { max_step };
             }
         }
         let mut best: Option<usize> = None;
-        for i in 0..self.rows {
-            let a = column(i);
-            if a <= PIVOT_EPS || rhs(i) / a > max_step {
+        for (i, row) in constraints.iter().enumerate() {
+            let a = row[q];
+            if a <= PIVOT_EPS || row[cols] / a > max_step {
                 continue;
             }
             best = match (best, rule) {
                 (None, _) => Some(i),
-                (Some(b), PivotRule::Dantzig) if a > column(b) => Some(i),
+                (Some(b), PivotRule::Dantzig) if a > constraints[b][q] => Some(i),
                 (Some(b), PivotRule::Bland) if self.row_label[i] < self.row_label[b] => Some(i),
                 (keep, _) => keep,
             };
@@ -351,36 +395,50 @@ impl GameSolver {
         best
     }
 
+    /// Pivots on entry (p, q). The right-hand sides of the constraint rows are clamped at
+    /// 0: the ratio test may step up to FEASIBILITY_TOL past zero, and the basis must
+    /// stay feasible.
     fn pivot(&mut self, p: usize, q: usize) {
-        let width = self.cols + 1;
-        let inv = 1.0 / self.tableau[p * STRIDE + q];
-        let (before, rest) = self.tableau.split_at_mut(p * STRIDE);
-        let (pivot_row, after) = rest.split_at_mut(STRIDE);
-        let pivot_row = &pivot_row[..width];
-        let update = |row: &mut [f64]| {
+        match padded_width(self.cols) {
+            2 => self.pivot_width::<2>(p, q),
+            4 => self.pivot_width::<4>(p, q),
+            6 => self.pivot_width::<6>(p, q),
+            8 => self.pivot_width::<8>(p, q),
+            10 => self.pivot_width::<10>(p, q),
+            12 => self.pivot_width::<12>(p, q),
+            14 => self.pivot_width::<14>(p, q),
+            16 => self.pivot_width::<16>(p, q),
+            _ => self.pivot_width::<STRIDE>(p, q),
+        }
+    }
+
+    /// [`GameSolver::pivot`] over the first `W` entries of each row: a fixed length, so
+    /// the row operations compile to straight vector code.
+    fn pivot_width<const W: usize>(&mut self, p: usize, q: usize) {
+        let (rows, cols) = (self.rows, self.cols);
+        let pivot_row: [f64; W] = self.tableau[p][..W].try_into().expect("W <= STRIDE");
+        let inv = 1.0 / pivot_row[q];
+        for (i, row) in self.tableau[..=rows].iter_mut().enumerate() {
+            if i == p {
+                continue;
+            }
             let f = row[q] * inv;
             if f != 0.0 {
-                for (r, &pr) in row[..width].iter_mut().zip(pivot_row) {
+                for (r, &pr) in row[..W].iter_mut().zip(&pivot_row) {
                     *r -= f * pr;
                 }
             }
             row[q] = -f;
-        };
-        before.chunks_exact_mut(STRIDE).for_each(update);
-        after
-            .chunks_mut(STRIDE)
-            .take(self.rows - p)
-            .for_each(update);
-        let pivot_row = &mut self.tableau[p * STRIDE..p * STRIDE + width];
-        for v in pivot_row.iter_mut() {
+            if i < rows {
+                row[cols] = row[cols].max(0.0);
+            }
+        }
+        let pivot_row = &mut self.tableau[p];
+        for v in pivot_row[..W].iter_mut() {
             *v *= inv;
         }
         pivot_row[q] = inv;
-        // the ratio test may step up to FEASIBILITY_TOL past zero: keep the basis feasible
-        for i in 0..self.rows {
-            let rhs = &mut self.tableau[i * STRIDE + self.cols];
-            *rhs = rhs.max(0.0);
-        }
+        pivot_row[cols] = pivot_row[cols].max(0.0);
         std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
     }
 
@@ -388,18 +446,19 @@ impl GameSolver {
     /// beside B's labels, normalised to sum 1.
     fn read_strategies(&mut self) {
         let (rows, cols) = (self.rows, self.cols);
-        self.x[..rows].fill(0.0);
-        self.y[..cols].fill(0.0);
+        // whole arrays: a few stores, where a slice fill calls memset
+        self.x = [0.0; MAX_STRATEGIES];
+        self.y = [0.0; MAX_STRATEGIES];
         for j in 0..cols {
             let label = self.col_label[j];
             if label < B_LABEL {
-                self.x[label as usize] = self.tableau[rows * STRIDE + j].max(0.0);
+                self.x[label as usize] = self.tableau[rows][j].max(0.0);
             }
         }
         for i in 0..rows {
             let label = self.row_label[i];
             if label >= B_LABEL {
-                self.y[(label - B_LABEL) as usize] = self.tableau[i * STRIDE + cols].max(0.0);
+                self.y[(label - B_LABEL) as usize] = self.tableau[i][cols].max(0.0);
             }
         }
         normalise(&mut self.x[..rows]);
@@ -427,17 +486,52 @@ impl GameSolver {
 /// `(min_j (x^T M)_j, max_i (M y)_i)`: what A's strategy guarantees and what B's strategy
 /// concedes at most. The game value lies between them.
 pub fn certificate_bounds(m: &[f64], rows: usize, cols: usize, x: &[f64], y: &[f64]) -> (f64, f64) {
+    let (m, x) = (&m[..rows * cols], &x[..rows]);
+    // monomorphised on the row length: the sums unroll and stay in registers
+    match cols {
+        1 => bounds_of::<1>(m, x, y),
+        2 => bounds_of::<2>(m, x, y),
+        3 => bounds_of::<3>(m, x, y),
+        4 => bounds_of::<4>(m, x, y),
+        5 => bounds_of::<5>(m, x, y),
+        6 => bounds_of::<6>(m, x, y),
+        7 => bounds_of::<7>(m, x, y),
+        8 => bounds_of::<8>(m, x, y),
+        9 => bounds_of::<9>(m, x, y),
+        10 => bounds_of::<10>(m, x, y),
+        11 => bounds_of::<11>(m, x, y),
+        12 => bounds_of::<12>(m, x, y),
+        13 => bounds_of::<13>(m, x, y),
+        14 => bounds_of::<14>(m, x, y),
+        15 => bounds_of::<15>(m, x, y),
+        16 => bounds_of::<16>(m, x, y),
+        _ => panic!("{cols} columns: at most {MAX_STRATEGIES}"),
+    }
+}
+
+/// [`certificate_bounds`] for `C` columns. Every sum is added in the same order as
+/// `Iterator::sum` would, from the same -0.0 start: (M y)_i over j, and (x^T M)_j over
+/// i, all columns at once, row by row. The max and min are strict comparisons in order
+/// (NaN sums are skipped, the first of equal sums kept): exact on every machine, where
+/// f64::max/min may be reordered or resolve +0/-0 differently by target.
+fn bounds_of<const C: usize>(m: &[f64], x: &[f64], y: &[f64]) -> (f64, f64) {
+    let y: &[f64; C] = y[..C].try_into().expect("C entries");
     let mut upper = f64::NEG_INFINITY;
-    for i in 0..rows {
-        let row = &m[i * cols..(i + 1) * cols];
-        let v: f64 = row.iter().zip(y).map(|(a, b)| a * b).sum();
-        upper = upper.max(v);
+    let mut column = [-0.0f64; C];
+    for (row, &xi) in m.chunks_exact(C).zip(x) {
+        let row: &[f64; C] = row.try_into().expect("C entries");
+        let mut v = -0.0;
+        for (a, b) in row.iter().zip(y) {
+            v += a * b;
+        }
+        upper = if v > upper { v } else { upper };
+        for (c, &v) in column.iter_mut().zip(row) {
+            *c += xi * v;
+        }
     }
-    let mut lower = f64::INFINITY;
-    for j in 0..cols {
-        let v: f64 = (0..rows).map(|i| x[i] * m[i * cols + j]).sum();
-        lower = lower.min(v);
-    }
+    let lower = column
+        .iter()
+        .fold(f64::INFINITY, |lower, &v| if v < lower { v } else { lower });
     (lower, upper)
 }
 
@@ -487,6 +581,11 @@ fn solve_equalising(r: usize, a: impl Fn(usize, usize) -> f64, out: &mut [f64]) 
     }
     out[..r].copy_from_slice(&unknowns[..r]);
     true
+}
+
+/// The used width of a tableau row (cols + 1) rounded up to whole groups of lanes.
+fn padded_width(cols: usize) -> usize {
+    (cols + 1).div_ceil(LANES) * LANES
 }
 
 fn normalise(p: &mut [f64]) {
