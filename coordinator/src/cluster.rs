@@ -649,14 +649,14 @@ impl Coordinator {
                 if below.contains_key(&rank) {
                     continue;
                 }
-                let slice = match open.below.get(k - 1, rank) {
-                    Some(slice) => slice,
-                    None => {
-                        let slice = if k == 1 {
-                            Arc::new(terminal_slice())
-                        } else {
-                            let record = self
-                                .store
+                let slice = open
+                    .below
+                    .get_or_load(k - 1, rank, || -> Result<_, Refusal> {
+                        if k == 1 {
+                            return Ok(terminal_slice());
+                        }
+                        let record =
+                            self.store
                                 .slice(k - 1, rank)
                                 .map_err(|e| Refusal::Internal(e.into()))?
                                 .ok_or_else(|| {
@@ -664,12 +664,8 @@ impl Coordinator {
                                         format!("dependency {rank} of layer {} missing", k - 1),
                                     )))
                                 })?;
-                            Arc::new(record.slice)
-                        };
-                        open.below.insert(k - 1, rank, Arc::clone(&slice));
-                        slice
-                    }
-                };
+                        Ok(record.slice)
+                    })?;
                 below.insert(rank, slice);
             }
         }

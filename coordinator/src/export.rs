@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use gops_common::binomial::binomial;
 use gops_common::cards::CardSet;
-use gops_common::engine::{fill_matrix, terminal_slice};
+use gops_common::engine::fill_matrix;
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::layout::{LayerLayout, Oriented, full_game};
 use gops_common::objective::Objective;
@@ -20,7 +20,7 @@ use gops_common::slice::Slice;
 use gops_worker::cache::SliceCache;
 use rayon::prelude::*;
 
-use crate::query::QueryError;
+use crate::query::{QueryError, complete_slice};
 use crate::store::{Store, StoreError};
 
 /// One exported row. `upcard` is `None` on the row of a state before the reveal; that
@@ -237,19 +237,14 @@ impl LayerExport {
         below_cache: &mut SliceCache,
     ) -> Result<SliceInputs, ExportError> {
         let prizes = prize_unrank(rank, self.k);
-        let slice = stored_slice(store, self.k, rank)?;
+        let slice = complete_slice(store, self.k, rank)?;
         let below = prizes
             .iter()
             .map(|upcard| {
                 let below_rank = prize_rank(prizes.without(upcard));
-                let slice = match below_cache.get(self.k - 1, below_rank) {
-                    Some(slice) => slice,
-                    None => {
-                        let slice = Arc::new(stored_slice(store, self.k - 1, below_rank)?);
-                        below_cache.insert(self.k - 1, below_rank, Arc::clone(&slice));
-                        slice
-                    }
-                };
+                let slice = below_cache.get_or_load(self.k - 1, below_rank, || {
+                    complete_slice(store, self.k - 1, below_rank)
+                })?;
                 Ok((upcard, slice))
             })
             .collect::<Result<_, ExportError>>()?;
@@ -339,12 +334,4 @@ impl LayerExport {
         }
         Ok(rows)
     }
-}
-
-/// A slice of a complete layer (the terminal slice for layer 0).
-fn stored_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, ExportError> {
-    if k == 0 {
-        return Ok(terminal_slice());
-    }
-    Ok(crate::query::complete_slice(store, k, rank)?)
 }

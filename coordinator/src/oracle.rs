@@ -43,13 +43,9 @@ impl<'s> Oracle<'s> {
     }
 
     fn slice(&mut self, k: u8, prizes: CardSet) -> Result<Arc<Slice>, QueryError> {
-        let rank = prize_rank(prizes);
-        if let Some(slice) = self.slices.get(k, rank) {
-            return Ok(slice);
-        }
-        let slice = Arc::new(complete_slice(self.store, k, rank)?);
-        self.slices.insert(k, rank, Arc::clone(&slice));
-        Ok(slice)
+        let (store, rank) = (self.store, prize_rank(prizes));
+        self.slices
+            .get_or_load(k, rank, || complete_slice(store, k, rank))
     }
 
     fn layout(&mut self, k: u8) -> Arc<LayerLayout> {

@@ -55,6 +55,22 @@ impl SliceCache {
         }
     }
 
+    /// The slice of `layer` and `rank`, from the cache or, on a miss, from `load` (kept
+    /// for next time).
+    pub fn get_or_load<E>(
+        &mut self,
+        layer: u8,
+        rank: u32,
+        load: impl FnOnce() -> Result<Slice, E>,
+    ) -> Result<Arc<Slice>, E> {
+        if let Some(slice) = self.get(layer, rank) {
+            return Ok(slice);
+        }
+        let slice = Arc::new(load()?);
+        self.insert(layer, rank, Arc::clone(&slice));
+        Ok(slice)
+    }
+
     /// Drops every slice not of `layer` (a new layer makes the old ones useless).
     pub fn keep_layer(&mut self, layer: u8) {
         self.entries.retain(|(l, _), _| *l == layer);
@@ -98,5 +114,21 @@ mod tests {
         cache.keep_layer(2);
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.bytes(), per);
+    }
+
+    #[test]
+    fn get_or_load_loads_once_and_passes_errors_on() {
+        let mut cache = SliceCache::new(1 << 20);
+        let mut loads = 0;
+        for _ in 0..3 {
+            let got = cache.get_or_load(1, 7, || -> Result<Slice, ()> {
+                loads += 1;
+                Ok(Slice::dense(0, vec![1.0; 4]))
+            });
+            assert_eq!(got.unwrap().values, vec![1.0; 4]);
+        }
+        assert_eq!(loads, 1);
+        assert_eq!(cache.get_or_load(1, 8, || Err("gone")), Err("gone"));
+        assert!(cache.get(1, 8).is_none());
     }
 }
