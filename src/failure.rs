@@ -1,6 +1,7 @@
 //! How a command fails: a message for stderr and an exit code, decided in one place.
 
 use gops_common::InputError;
+use gops_coordinator::export::ExportError;
 use gops_coordinator::query::QueryError;
 use gops_coordinator::solve::SolveError;
 use gops_coordinator::store::StoreError;
@@ -48,6 +49,16 @@ impl From<StoreError> for Failure {
 
 impl From<QueryError> for Failure {
     fn from(e: QueryError) -> Self {
+        if e.is_usage() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Runtime(e.to_string())
+        }
+    }
+}
+
+impl From<ExportError> for Failure {
+    fn from(e: ExportError) -> Self {
         if e.is_usage() {
             Failure::Usage(e.to_string())
         } else {

@@ -73,8 +73,13 @@ impl fmt::Debug for CardSet {
 impl fmt::Display for CardSet {
     /// Comma-separated ascending cards, the same form the command line takes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cards: Vec<String> = self.iter().map(|c| c.to_string()).collect();
-        f.write_str(&cards.join(","))
+        for (i, card) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{card}")?;
+        }
+        Ok(())
     }
 }
 
