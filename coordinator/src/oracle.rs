@@ -21,7 +21,13 @@ pub struct Oracle<'s> {
     slices: SliceCache,
     layouts: Vec<Option<Arc<LayerLayout>>>,
     solver: GameSolver,
+    /// The last revealed game asked for: both players of a simulated round ask for the
+    /// same one, which is then solved once.
+    last: Option<(RevealedKey, RevealedGame)>,
 }
+
+/// A concrete state and its upcard: (A, B, prizes, d, upcard).
+type RevealedKey = (CardSet, CardSet, CardSet, i32, u8);
 
 impl<'s> Oracle<'s> {
     /// An oracle over `store`, caching at most about `cache_bytes` of slices.
@@ -31,6 +37,7 @@ impl<'s> Oracle<'s> {
             slices: SliceCache::new(cache_bytes),
             layouts: vec![None; usize::from(store.n()) + 1],
             solver: GameSolver::new(),
+            last: None,
         }
     }
 
@@ -65,17 +72,23 @@ impl<'s> Oracle<'s> {
 
     /// The game of `state` once `upcard` is turned up: value, both strategies, certificate.
     pub fn revealed(&mut self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
+        let key = (state.a, state.b, state.prizes, state.diff, upcard);
+        if let Some((_, game)) = self.last.as_ref().filter(|(last, _)| *last == key) {
+            return Ok(game.clone());
+        }
         let below_prizes = check_upcard(state, upcard)?;
         let k = state.k();
         let below = self.slice(k - 1, below_prizes)?;
         let layout = self.layout(k - 1);
-        solve_revealed(
+        let game = solve_revealed(
             self.objective(),
             state,
             upcard,
             &layout,
             &below,
             &mut self.solver,
-        )
+        )?;
+        self.last = Some((key, game.clone()));
+        Ok(game)
     }
 }
