@@ -45,6 +45,13 @@ pub enum Command {
     Exploit(ExploitArgs),
 }
 
+/// `--threads`, or every core the machine offers.
+pub fn threads_or_all_cores(threads: Option<u16>) -> usize {
+    threads
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()))
+}
+
 fn parse_objective(s: &str) -> Result<Objective, String> {
     s.parse()
 }

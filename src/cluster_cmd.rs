@@ -37,6 +37,17 @@ pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
     Ok(Some(token))
 }
 
+/// What a client of the coordinator (worker, remote status) presents: the token of
+/// `--token-file` and the CA certificates of `--tls-ca`, both checked before any work.
+fn client_credentials(
+    token_file: Option<&Path>,
+    tls_ca: Option<&Path>,
+) -> Result<(Option<String>, Option<Vec<u8>>), Failure> {
+    let token = read_token(token_file)?;
+    let tls_ca = tls_ca.map(crate::tls::read_ca).transpose()?;
+    Ok((token, tls_ca))
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -148,16 +159,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
 }
 
 pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
-    let token = read_token(args.token_file.as_deref())?;
-    let tls_ca = args
-        .tls_ca
-        .as_deref()
-        .map(crate::tls::read_ca)
-        .transpose()?;
-    let threads = args
-        .threads
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
+    let (token, tls_ca) = client_credentials(args.token_file.as_deref(), args.tls_ca.as_deref())?;
+    let threads = crate::args::threads_or_all_cores(args.threads);
     let name = args.name.unwrap_or_else(|| {
         std::fs::read_to_string("/etc/hostname")
             .map(|h| h.trim().to_string())
@@ -216,12 +219,7 @@ pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
         .coordinator
         .clone()
         .expect("clap requires --db or --coordinator");
-    let token = read_token(args.token_file.as_deref())?;
-    let tls_ca = args
-        .tls_ca
-        .as_deref()
-        .map(crate::tls::read_ca)
-        .transpose()?;
+    let (token, tls_ca) = client_credentials(args.token_file.as_deref(), args.tls_ca.as_deref())?;
     let rt = runtime()?;
     let json = rt.block_on(async move {
         let mut client = connect_with_ca(&url, token.as_deref(), tls_ca.as_deref())

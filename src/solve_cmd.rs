@@ -22,10 +22,7 @@ use crate::progress::BarObserver;
 
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
-    let threads = args
-        .threads
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
+    let threads = crate::args::threads_or_all_cores(args.threads);
     check_memory(n, args.objective)?;
     if !(0.0..=1.0).contains(&args.verify_fraction) {
         return Err(Failure::Usage(format!(
