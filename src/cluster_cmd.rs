@@ -1,5 +1,5 @@
-//! `gops coordinator`, `gops worker` and `gops status --coordinator`: the cluster's
-//! processes and the remote status.
+//! `gops coordinator` and `gops worker`: the cluster's processes, and what a client of a
+//! coordinator reads from its flags (token, CA).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,17 +7,16 @@ use std::time::Duration;
 
 use gops_common::cards::validate_n;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::service::{serve_metrics, serve_with_tls};
-use gops_coordinator::solve::Silent;
-use gops_coordinator::store::Store;
-use gops_proto::v1::StatusRequest;
-use gops_worker::backoff::{Backoff, tls_refusal};
-use gops_worker::client::{ClientError, WorkerConfig, connect_with_ca, run_worker};
+use gops_coordinator::metrics::serve_metrics;
+use gops_coordinator::observer::Silent;
+use gops_coordinator::service::serve_with_tls;
+use gops_db::store::Store;
+use gops_worker::backoff::Backoff;
+use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
-use tonic::Code;
 use tracing::{info, warn};
 
-use crate::args::{CoordinatorArgs, StatusArgs, WorkerArgs};
+use crate::args::{CoordinatorArgs, WorkerArgs};
 use crate::failure::Failure;
 
 /// The token in a file: its first line, trimmed; empty is refused.
@@ -39,7 +38,7 @@ pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
 
 /// What a client of the coordinator (worker, remote status) presents: the token of
 /// `--token-file` and the CA certificates of `--tls-ca`, both checked before any work.
-fn client_credentials(
+pub fn client_credentials(
     token_file: Option<&Path>,
     tls_ca: Option<&Path>,
 ) -> Result<(Option<String>, Option<Vec<u8>>), Failure> {
@@ -48,7 +47,7 @@ fn client_credentials(
     Ok((token, tls_ca))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -212,54 +211,4 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         );
         Ok(())
     })
-}
-
-pub fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
-    let url = args
-        .coordinator
-        .clone()
-        .expect("clap requires --db or --coordinator");
-    let (token, tls_ca) = client_credentials(args.token_file.as_deref(), args.tls_ca.as_deref())?;
-    let rt = runtime()?;
-    let json = rt.block_on(async move {
-        let mut client = connect_with_ca(&url, token.as_deref(), tls_ca.as_deref())
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        client
-            .status(StatusRequest {})
-            .await
-            .map(|r| r.into_inner().json)
-            .map_err(|s| {
-                let why = match tls_refusal(&s) {
-                    Some(tls) => format!("TLS with the coordinator failed: {tls}"),
-                    // what a plain client makes of a TLS server's answer
-                    None if url.starts_with("http://")
-                        && matches!(s.code(), Code::Cancelled | Code::Unknown) =>
-                    {
-                        format!(
-                            "{} (if the coordinator serves TLS, use https:// and --tls-ca)",
-                            s.message()
-                        )
-                    }
-                    None => s.message().to_string(),
-                };
-                Failure::Runtime(format!("status from {url}: {why}"))
-            })
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&json)
-        .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
-    if args.json {
-        println!("{value}");
-        return Ok(());
-    }
-    crate::query_cmd::print_status(&value);
-    let rate = value["games_per_second"].as_f64().unwrap_or(0.0);
-    let workers = value["workers"].as_array().map_or(0, Vec::len);
-    println!(
-        "open layer: {}; {workers} live workers; {} games/s this run",
-        value["open_layer"]
-            .as_u64()
-            .map_or("-".to_string(), |k| k.to_string()),
-        rate as u64
-    );
-    Ok(())
 }

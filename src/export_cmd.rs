@@ -15,10 +15,10 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use gops_common::CardSet;
-use gops_coordinator::export::{
+use gops_db::export::{
     ExportError, ExportOptions, ExportRow, ExportSummary, RowSink, export, slices_in,
 };
-use gops_coordinator::store::Store;
+use gops_db::store::Store;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;

@@ -1,10 +1,9 @@
 //! How a command fails: a message for stderr and an exit code, decided in one place.
 
 use gops_common::InputError;
-use gops_coordinator::export::ExportError;
-use gops_coordinator::query::QueryError;
-use gops_coordinator::solve::SolveError;
-use gops_coordinator::store::StoreError;
+use gops_db::export::ExportError;
+use gops_db::query::QueryError;
+use gops_db::store::StoreError;
 
 pub enum Failure {
     /// Bad input: exit 2.
@@ -63,15 +62,6 @@ impl From<ExportError> for Failure {
             Failure::Usage(e.to_string())
         } else {
             Failure::Runtime(e.to_string())
-        }
-    }
-}
-
-impl From<SolveError> for Failure {
-    fn from(e: SolveError) -> Self {
-        match e {
-            SolveError::Store(e) => e.into(),
-            other => Failure::Runtime(other.to_string()),
         }
     }
 }

@@ -6,12 +6,14 @@ mod args;
 mod cluster_cmd;
 mod export_cmd;
 mod failure;
+mod local;
 mod output;
 mod play_cmd;
 mod policy_cmd;
 mod progress;
 mod query_cmd;
 mod solve_cmd;
+mod status_cmd;
 mod tls;
 
 use clap::Parser;
@@ -38,7 +40,7 @@ fn main() {
     progress::init_logging(&cli.log);
     let result = match cli.command {
         Command::Solve(args) => solve_cmd::run(args),
-        Command::Status(args) => query_cmd::status(args),
+        Command::Status(args) => status_cmd::status(args),
         Command::Coordinator(args) => cluster_cmd::coordinator(args),
         Command::Worker(args) => cluster_cmd::worker(args),
         Command::Value(args) => query_cmd::value(args),

@@ -6,10 +6,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use gops_common::cards::CardSet;
+use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
-use gops_coordinator::oracle::Oracle;
-use gops_coordinator::policy::{Policy, Side, bid_distribution, draw, play_round, turn_up};
-use gops_coordinator::store::Store;
+use gops_db::oracle::Oracle;
+use gops_db::policy::{Policy, Side, bid_distribution};
+use gops_db::store::Store;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 

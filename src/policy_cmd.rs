@@ -1,12 +1,12 @@
 //! `gops simulate` and `gops exploit`: policies against each other in many random games,
 //! and a policy against its best response, exactly.
 
-use gops_coordinator::oracle::Oracle;
-use gops_coordinator::policy::{
+use gops_db::oracle::Oracle;
+use gops_db::policy::{
     EXPLOIT_STATE_LIMIT, Policy, Rate, concrete_state_count, exploit as exploit_policy,
     simulate as simulate_policies,
 };
-use gops_coordinator::store::Store;
+use gops_db::store::Store;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;

@@ -5,9 +5,9 @@
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
 
-use gops_coordinator::plan::LayerSize;
-use gops_coordinator::solve::SolveObserver;
-use gops_coordinator::store::LayerRecord;
+use gops_common::plan::LayerSize;
+use gops_coordinator::observer::RunObserver;
+use gops_db::store::LayerRecord;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -105,7 +105,7 @@ impl BarObserver {
     }
 }
 
-impl SolveObserver for BarObserver {
+impl RunObserver for BarObserver {
     fn plan(&self, layers: &[(LayerSize, usize)]) {
         let mut per_layer = self.layer_games.lock().unwrap();
         *per_layer = layers.iter().map(|(s, _)| s.games_per_slice()).collect();

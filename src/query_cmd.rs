@@ -1,64 +1,14 @@
-//! `gops status`, `gops value` and `gops strategy`: read-only commands on a solved db.
+//! `gops value` and `gops strategy`: read-only commands on a solved db.
 
 use gops_common::cards::{CardSet, InputError, parse_cards};
 use gops_common::state::GameState;
-use gops_coordinator::query::{revealed_game, run_status, state_value};
-use gops_coordinator::store::Store;
+use gops_db::query::{revealed_game, state_value};
+use gops_db::store::Store;
 use serde_json::json;
 
-use crate::args::{StateArgs, StatusArgs, StrategyArgs};
+use crate::args::{StateArgs, StrategyArgs};
 use crate::failure::Failure;
 use crate::output::{cards_json, strategy_line};
-
-pub fn status(args: StatusArgs) -> Result<(), Failure> {
-    let Some(db) = &args.db else {
-        return crate::cluster_cmd::remote_status(&args);
-    };
-    let store = Store::open_existing(db)?;
-    let value = serde_json::to_value(run_status(&store)?).expect("status serialises");
-    if args.json {
-        println!("{value}");
-    } else {
-        print_status(&value);
-    }
-    Ok(())
-}
-
-/// The status table, from the status JSON (of a db or of a coordinator).
-pub fn print_status(status: &serde_json::Value) {
-    println!(
-        "{}-card {} game in {}: {}",
-        status["n"],
-        status["objective"].as_str().unwrap_or("?"),
-        status["db"].as_str().unwrap_or("?"),
-        if status["complete"] == true {
-            "complete"
-        } else {
-            "incomplete"
-        }
-    );
-    println!(
-        "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
-        "k", "slices", "done", "states", "max_gap"
-    );
-    for l in status["layers"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        println!(
-            "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
-            l["k"].to_string(),
-            l["slices"].to_string(),
-            l["done"].to_string(),
-            l["states"].to_string(),
-            l["max_gap"]
-                .as_f64()
-                .map_or("-".to_string(), |g| format!("{g:.1e}")),
-            l["checksum"].as_str().unwrap_or("-")
-        );
-    }
-}
 
 /// The db and the state the arguments name (full hands where a list is omitted). The
 /// input is checked against the db's manifest file before the database is opened, so bad

@@ -6,17 +6,19 @@ use std::sync::atomic::Ordering;
 
 use gops_common::Objective;
 use gops_common::cards::validate_n;
+use gops_common::plan::peak_memory_estimate;
 use gops_common::state::GameState;
-use gops_coordinator::local::{LocalError, solve_local};
-use gops_coordinator::plan::peak_memory_estimate;
-use gops_coordinator::query::{revealed_game, state_value};
-use gops_coordinator::solve::{SolveObserver, SolveOutcome, SolveSummary, StopSignal, solve};
-use gops_coordinator::store::Store;
-use gops_worker::ShardSolver;
+use gops_coordinator::cluster::CoreError;
+use gops_coordinator::observer::RunObserver;
+use gops_db::query::{revealed_game, state_value};
+use gops_db::store::Store;
 use tracing::warn;
 
 use crate::args::SolveArgs;
 use crate::failure::Failure;
+use crate::local::{
+    LocalError, LocalRun, SolveOutcome, SolveSummary, StopSignal, solve_direct, solve_local,
+};
 use crate::output::{count, strategy_line};
 use crate::progress::BarObserver;
 
@@ -47,21 +49,19 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     }
 
     let observer = Arc::new(BarObserver::new());
-    let (store, outcome) = if args.no_grpc {
-        let solver = ShardSolver::new(threads).map_err(|e| Failure::Runtime(e.to_string()))?;
-        let outcome = solve(&store, &solver, observer.as_ref(), &stop);
-        (store, outcome?)
-    } else {
-        let observer: Arc<dyn SolveObserver + Send> = Arc::clone(&observer) as _;
-        solve_local(
-            store,
-            threads,
-            args.verify_fraction,
-            observer,
-            Arc::clone(&stop),
-        )
-        .map_err(local_failure)?
+    let run = LocalRun {
+        store,
+        threads,
+        verify_fraction: args.verify_fraction,
+        observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
+        stop: Arc::clone(&stop),
     };
+    let driver = if args.no_grpc {
+        solve_direct
+    } else {
+        solve_local
+    };
+    let (store, outcome) = driver(run).map_err(local_failure)?;
     observer.finish();
     match outcome {
         SolveOutcome::Interrupted {
@@ -83,8 +83,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
 
 fn local_failure(e: LocalError) -> Failure {
     match e {
-        LocalError::Core(gops_coordinator::cluster::CoreError::Store(e)) => e.into(),
-        LocalError::Solve(e) => e.into(),
+        LocalError::Core(CoreError::Store(e)) => e.into(),
         other => Failure::Runtime(other.to_string()),
     }
 }

@@ -9,8 +9,8 @@ use crate::cards::CardSet;
 use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::objective::Objective;
-use crate::prizes::prize_unrank;
-use crate::slice::Slice;
+use crate::prizes::{prize_rank, prize_unrank};
+use crate::slice::{Slice, SliceBytes};
 
 /// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
 /// for `win`, ±1 at any other d through [`Slice::value`]).
@@ -27,6 +27,13 @@ pub struct SolvedSlice {
     pub max_gap: f64,
     /// Matrix games solved.
     pub games: u64,
+}
+
+impl SolvedSlice {
+    /// The slice as stored and sent.
+    pub fn to_bytes(&self) -> SliceBytes {
+        SliceBytes::of(&self.slice, self.max_gap, self.games)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -100,6 +107,12 @@ impl LayerEngine {
     /// The prize sets of layer `k - 1` that the slice of `prizes` reads, by upcard.
     pub fn dependencies(prizes: CardSet) -> impl Iterator<Item = (u8, CardSet)> {
         prizes.iter().map(move |c| (c, prizes.without(c)))
+    }
+
+    /// The prize ranks of layer `k - 1` that the slice of prize rank `rank` of layer `k`
+    /// reads: what a worker fetches and what the coordinator loads to check it.
+    pub fn dependency_ranks(rank: u32, k: u8) -> impl Iterator<Item = u32> {
+        Self::dependencies(prize_unrank(rank, k)).map(|(_, below)| prize_rank(below))
     }
 
     /// Computes the slice of prize-set rank `prize_rank`. `dependency` gives the slices

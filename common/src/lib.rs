@@ -1,4 +1,5 @@
-//! The GOPS game and its exact solution, with no async, no network and no storage.
+//! The GOPS game and its exact solution, with no async, no network and no storage:
+//! everything the coordinator, the workers and the read side share.
 //!
 //! Layout:
 //! - [`cards`]: card sets as bitmasks, parsing and validation of user input.
@@ -12,9 +13,14 @@
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
 //! - [`state`]: concrete states and where their values are stored.
 //! - [`checksum`]: slice digests and layer checksums.
+//! - [`shard`]: a pool of threads solving a shard of prize sets.
+//! - [`plan`]: layer sizes and the split of a layer into shards.
+//! - [`cache`]: a bounded LRU cache of slices.
+//! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
 
 pub mod binomial;
+pub mod cache;
 pub mod cards;
 pub mod checksum;
 pub mod engine;
@@ -22,7 +28,10 @@ pub mod kernel;
 pub mod layout;
 pub mod objective;
 pub mod pattern;
+pub mod plan;
 pub mod prizes;
+pub mod rules;
+pub mod shard;
 pub mod slice;
 pub mod solution;
 pub mod state;

@@ -31,6 +31,30 @@ pub struct Slice {
     pub windows: Option<Vec<Window>>,
 }
 
+/// A slice as stored and sent: its encoding and that encoding's digest, with the
+/// slice's largest certificate gap and matrix games. The store, a worker's submission and
+/// the coordinator's fetch all carry this, made in one place ([`SliceBytes::of`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceBytes {
+    pub body: Vec<u8>,
+    pub digest: Digest,
+    pub max_gap: f64,
+    pub games: u64,
+}
+
+impl SliceBytes {
+    /// `slice` encoded, with its digest.
+    pub fn of(slice: &Slice, max_gap: f64, games: u64) -> SliceBytes {
+        let body = slice.encode();
+        SliceBytes {
+            digest: crate::checksum::digest_bytes(&body),
+            body,
+            max_gap,
+            games,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SliceDecodeError {
     #[error("slice bytes end early")]

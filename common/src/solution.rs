@@ -2,6 +2,7 @@
 //! benchmarks on small N. The production driver (coordinator crate) computes the same
 //! slices through the same [`LayerEngine`], but shards them and keeps them in the store.
 
+use crate::checksum::LayerChecksum;
 use crate::engine::{DiffSearch, EngineError, LayerEngine, terminal_slice};
 use crate::layout::LayerLayout;
 use crate::objective::Objective;
@@ -61,6 +62,18 @@ impl InMemorySolution {
             max_gaps,
             games,
         })
+    }
+
+    /// Each layer's checksum (1..=n), as a store computes it from the same slices.
+    pub fn checksums(&self) -> Vec<String> {
+        self.layers[1..]
+            .iter()
+            .map(|slices| {
+                let mut checksum = LayerChecksum::new();
+                slices.iter().for_each(|s| checksum.add(&s.digest()));
+                checksum.finish()
+            })
+            .collect()
     }
 
     /// The value of a concrete state of this game.

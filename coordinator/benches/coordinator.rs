@@ -14,15 +14,24 @@ use gops_common::objective::Objective;
 use gops_common::prizes::prize_set_count;
 use gops_common::solution::InMemorySolution;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
+use gops_coordinator::observer::Silent;
 use gops_coordinator::service::serve;
-use gops_coordinator::solve::Silent;
-use gops_coordinator::store::Store;
+use gops_db::store::Store;
+use gops_proto::v1::coordinator_client::CoordinatorClient;
 use gops_proto::v1::{
     FetchRequest, HelloRequest, LeaseRequest, SliceData, SubmitRequest, lease_reply,
 };
-use gops_worker::client::connect;
 
 const N: u8 = 10;
+
+/// A plain client of the generated protocol: what a worker sends, without a worker.
+async fn fake_client(url: &str) -> CoordinatorClient<tonic::transport::Channel> {
+    CoordinatorClient::connect(url.to_string())
+        .await
+        .expect("the coordinator listens")
+        .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+}
 const FAKE_WORKERS: usize = 8;
 
 fn main() {
@@ -71,7 +80,7 @@ fn main() {
             let (url, slices) = (url.clone(), Arc::clone(&slices));
             let (leases, submits, stored) = (Arc::clone(&leases), Arc::clone(&submits), Arc::clone(&stored));
             tasks.push(tokio::spawn(async move {
-                let mut client = connect(&url, None).unwrap();
+                let mut client = fake_client(&url).await;
                 let hello = HelloRequest { protocol_version: gops_proto::PROTOCOL_VERSION, worker_name: format!("fake{i}"), threads: 1 };
                 let worker_id = client.hello(hello).await.unwrap().into_inner().worker_id;
                 loop {
@@ -117,7 +126,7 @@ fn main() {
             let url = url.clone();
             let (count, bytes) = (Arc::clone(&count), Arc::clone(&bytes));
             tasks.push(tokio::spawn(async move {
-                let mut client = connect(&url, None).unwrap();
+                let mut client = fake_client(&url).await;
                 for _ in 0..3 {
                     for layer in 4..=7u8 {
                         let ranks: Vec<u32> = (0..prize_set_count(N, layer) as u32).collect();

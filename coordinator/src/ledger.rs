@@ -18,11 +18,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use gops_proto::ids::{LeaseId, WorkerId};
+
 /// What a worker gets when it asks for work.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Assignment {
     Shard {
-        lease_id: u64,
+        lease_id: LeaseId,
         prize_ranks: Vec<u32>,
     },
     /// Every remaining shard is leased (and already has a speculative copy).
@@ -35,7 +37,7 @@ pub enum Assignment {
 pub enum ShardState {
     Pending,
     /// Leases currently out for this shard (two when speculated).
-    Leased(Vec<u64>),
+    Leased(Vec<LeaseId>),
     Done,
 }
 
@@ -50,7 +52,7 @@ struct Shard {
 #[derive(Clone, Copy, Debug)]
 struct Lease {
     shard: usize,
-    worker: u64,
+    worker: WorkerId,
     deadline: Instant,
 }
 
@@ -67,8 +69,8 @@ pub struct LeaseLedger {
     shards: Vec<Shard>,
     /// prize rank -> (shard, stored yet)
     ranks: HashMap<u32, (usize, bool)>,
-    leases: BTreeMap<u64, Lease>,
-    next_lease: u64,
+    leases: BTreeMap<LeaseId, Lease>,
+    next_lease: LeaseId,
     lease_duration: Duration,
     /// A shard gets at most this many leases at once (1 + speculative copies).
     max_copies: usize,
@@ -77,7 +79,7 @@ pub struct LeaseLedger {
 impl LeaseLedger {
     /// A ledger over `shards` (runs of prize ranks still to solve). `first_lease_id`
     /// lets a restarted coordinator avoid reusing ids an old worker may still hold.
-    pub fn new(shards: Vec<Vec<u32>>, lease_duration: Duration, first_lease_id: u64) -> Self {
+    pub fn new(shards: Vec<Vec<u32>>, lease_duration: Duration, first_lease_id: LeaseId) -> Self {
         let mut ranks = HashMap::new();
         let shards: Vec<Shard> = shards
             .into_iter()
@@ -101,15 +103,15 @@ impl LeaseLedger {
             shards,
             ranks,
             leases: BTreeMap::new(),
-            next_lease: first_lease_id.max(1),
+            next_lease: first_lease_id.max(LeaseId(1)),
             lease_duration,
             max_copies: 2,
         }
     }
 
     /// Takes back every lease whose deadline has passed.
-    pub fn expire(&mut self, now: Instant) -> Vec<(u64, u64)> {
-        let expired: Vec<u64> = self
+    pub fn expire(&mut self, now: Instant) -> Vec<(LeaseId, WorkerId)> {
+        let expired: Vec<LeaseId> = self
             .leases
             .iter()
             .filter(|(_, l)| l.deadline <= now)
@@ -125,7 +127,7 @@ impl LeaseLedger {
             .collect()
     }
 
-    fn drop_lease(&mut self, lease_id: u64) {
+    fn drop_lease(&mut self, lease_id: LeaseId) {
         let Some(lease) = self.leases.remove(&lease_id) else {
             return;
         };
@@ -140,7 +142,7 @@ impl LeaseLedger {
 
     /// Gives `worker` the first pending shard; when none is pending, a speculative copy
     /// of a leased shard that worker does not already hold.
-    pub fn assign(&mut self, worker: u64, now: Instant) -> Assignment {
+    pub fn assign(&mut self, worker: WorkerId, now: Instant) -> Assignment {
         self.expire(now);
         if self.is_done() {
             return Assignment::LayerDone;
@@ -162,7 +164,7 @@ impl LeaseLedger {
             return Assignment::Wait;
         };
         let lease_id = self.next_lease;
-        self.next_lease += 1;
+        self.next_lease = lease_id.next();
         self.leases.insert(
             lease_id,
             Lease {
@@ -184,7 +186,7 @@ impl LeaseLedger {
 
     /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard
     /// is done.
-    pub fn heartbeat(&mut self, worker: u64, lease_id: u64, now: Instant) -> bool {
+    pub fn heartbeat(&mut self, worker: WorkerId, lease_id: LeaseId, now: Instant) -> bool {
         self.expire(now);
         match self.leases.get_mut(&lease_id) {
             Some(lease) if lease.worker == worker => {
@@ -196,7 +198,7 @@ impl LeaseLedger {
     }
 
     /// A worker gives its lease back unfinished (or its submission was rejected).
-    pub fn release(&mut self, worker: u64, lease_id: u64) {
+    pub fn release(&mut self, worker: WorkerId, lease_id: LeaseId) {
         if self
             .leases
             .get(&lease_id)
@@ -241,7 +243,7 @@ impl LeaseLedger {
     }
 
     /// The prize ranks of a live lease held by `worker`.
-    pub fn lease_ranks(&self, worker: u64, lease_id: u64) -> Option<&[u32]> {
+    pub fn lease_ranks(&self, worker: WorkerId, lease_id: LeaseId) -> Option<&[u32]> {
         self.leases
             .get(&lease_id)
             .filter(|l| l.worker == worker)
@@ -269,7 +271,7 @@ impl LeaseLedger {
     }
 
     /// The next lease id this ledger would hand out.
-    pub fn next_lease_id(&self) -> u64 {
+    pub fn next_lease_id(&self) -> LeaseId {
         self.next_lease
     }
 
@@ -307,11 +309,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    const W: fn(u64) -> WorkerId = WorkerId;
+
     const LEASE: Duration = Duration::from_millis(100);
 
     fn ledger() -> (LeaseLedger, Instant) {
         (
-            LeaseLedger::new(vec![vec![0, 1], vec![2], vec![3, 4]], LEASE, 1),
+            LeaseLedger::new(vec![vec![0, 1], vec![2], vec![3, 4]], LEASE, LeaseId(1)),
             Instant::now(),
         )
     }
@@ -322,22 +326,22 @@ mod tests {
         let Assignment::Shard {
             lease_id,
             prize_ranks,
-        } = l.assign(7, t0)
+        } = l.assign(W(7), t0)
         else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![0, 1]);
-        assert!(l.heartbeat(7, lease_id, t0 + LEASE / 2));
+        assert!(l.heartbeat(W(7), lease_id, t0 + LEASE / 2));
         assert!(
-            !l.heartbeat(8, lease_id, t0 + LEASE / 2),
+            !l.heartbeat(W(8), lease_id, t0 + LEASE / 2),
             "another worker's lease"
         );
         // extended by the heartbeat: still alive at t0 + LEASE
-        assert!(l.heartbeat(7, lease_id, t0 + LEASE));
+        assert!(l.heartbeat(W(7), lease_id, t0 + LEASE));
         let late = t0 + LEASE * 3;
-        assert_eq!(l.expire(late), vec![(lease_id, 7)]);
-        assert!(!l.heartbeat(7, lease_id, late));
-        let Assignment::Shard { prize_ranks, .. } = l.assign(9, late) else {
+        assert_eq!(l.expire(late), vec![(lease_id, W(7))]);
+        assert!(!l.heartbeat(W(7), lease_id, late));
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(9), late) else {
             panic!()
         };
         assert_eq!(
@@ -352,7 +356,7 @@ mod tests {
     fn speculative_copies_only_when_nothing_is_pending() {
         let (mut l, t0) = ledger();
         for worker in 1..=3 {
-            assert!(matches!(l.assign(worker, t0), Assignment::Shard { .. }));
+            assert!(matches!(l.assign(W(worker), t0), Assignment::Shard { .. }));
         }
         assert_eq!(
             l.counts(),
@@ -363,19 +367,19 @@ mod tests {
             }
         );
         // worker 4 gets a copy of the first shard; worker 1 never a copy of its own
-        let Assignment::Shard { prize_ranks, .. } = l.assign(4, t0) else {
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(4), t0) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![0, 1]);
-        let Assignment::Shard { prize_ranks, .. } = l.assign(1, t0) else {
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(1), t0) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![2]);
-        let Assignment::Shard { prize_ranks, .. } = l.assign(5, t0) else {
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(5), t0) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![3, 4]);
-        assert_eq!(l.assign(6, t0), Assignment::Wait, "two copies at most");
+        assert_eq!(l.assign(W(6), t0), Assignment::Wait, "two copies at most");
         // the first result wins: completing shard 0 ends both of its leases
         assert!(!l.slice_stored(0));
         assert!(l.slice_stored(1));
@@ -386,7 +390,7 @@ mod tests {
     #[test]
     fn repeated_and_late_completions_change_nothing() {
         let (mut l, t0) = ledger();
-        let Assignment::Shard { lease_id, .. } = l.assign(1, t0) else {
+        let Assignment::Shard { lease_id, .. } = l.assign(W(1), t0) else {
             panic!()
         };
         assert!(
@@ -397,10 +401,10 @@ mod tests {
         assert!(!l.slice_stored(2));
         assert!(!l.slice_stored(99), "not of this layer");
         assert_eq!(format!("{:?}", l.counts()), before);
-        l.release(2, lease_id); // not the holder: ignored
-        assert_eq!(l.lease_ranks(1, lease_id), Some(&[0u32, 1][..]));
-        l.release(1, lease_id);
-        assert_eq!(l.lease_ranks(1, lease_id), None);
+        l.release(W(2), lease_id); // not the holder: ignored
+        assert_eq!(l.lease_ranks(W(1), lease_id), Some(&[0u32, 1][..]));
+        l.release(W(1), lease_id);
+        assert_eq!(l.lease_ranks(W(1), lease_id), None);
         assert_eq!(l.counts().pending, 2);
         l.assert_consistent();
     }
@@ -413,8 +417,8 @@ mod tests {
             l.slice_stored(r);
         }
         assert!(l.is_done());
-        assert_eq!(l.assign(1, t0), Assignment::LayerDone);
-        let empty = LeaseLedger::new(vec![], LEASE, 1);
+        assert_eq!(l.assign(W(1), t0), Assignment::LayerDone);
+        let empty = LeaseLedger::new(vec![], LEASE, LeaseId(1));
         assert!(empty.is_done());
     }
 
@@ -443,14 +447,14 @@ mod tests {
         /// stored.
         #[test]
         fn ledger_invariants_hold(ops in proptest::collection::vec(op(), 0..80)) {
-            let mut l = LeaseLedger::new(vec![vec![0, 1, 2], vec![3], vec![4, 5], vec![6, 7, 8, 9]], LEASE, 1);
+            let mut l = LeaseLedger::new(vec![vec![0, 1, 2], vec![3], vec![4, 5], vec![6, 7, 8, 9]], LEASE, LeaseId(1));
             let mut now = Instant::now();
             let mut stored = std::collections::HashSet::new();
             for op in ops {
                 match op {
-                    Op::Assign(w) => { l.assign(w, now); }
-                    Op::Heartbeat(w, id) => { l.heartbeat(w, id, now); }
-                    Op::Release(w, id) => l.release(w, id),
+                    Op::Assign(w) => { l.assign(W(w), now); }
+                    Op::Heartbeat(w, id) => { l.heartbeat(W(w), LeaseId(id), now); }
+                    Op::Release(w, id) => l.release(W(w), LeaseId(id)),
                     Op::Store(r) => {
                         let snapshot = format!("{:?}", l.counts());
                         let first = r < 10 && stored.insert(r);

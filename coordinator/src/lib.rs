@@ -1,28 +1,25 @@
-//! The run coordinator: it owns the store of a run and decides what is solved when.
+//! The run coordinator: it decides what is solved when, checks what workers return, and
+//! writes it to the run's store (the `gops-db` crate).
 //!
-//! Layout:
-//! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
-//! - [`cluster`]: the coordinator's logic: leases, submissions, layer completion.
+//! The way a shard travels, module by module:
+//! - [`cluster`]: the [`cluster::Coordinator`]: hello, lease, fetch, heartbeat, submit,
+//!   status, in that order, free of gRPC.
+//! - [`open_layer`]: the layer being solved: its progress record, engine, ledger and the
+//!   cache of slices below that checks read.
 //! - [`ledger`]: the lease ledger of the open layer (pure, takes `now`).
-//! - [`local`]: `gops solve`: coordinator and worker in one process over loopback.
-//! - [`metrics`]: Prometheus metrics rendered from the status.
-//! - [`service`]: the gRPC handlers (glue), token check, progress log, metrics server.
-//! - [`plan`]: layer sizes and the split of a layer into shards (pure functions).
-//! - [`solve`]: the layer-by-layer driver with resume, used by `gops solve`.
-//! - [`query`]: values, strategies and status read from a store.
-//! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
-//! - [`export`]: the strategy database as rows for `gops export`.
-//! - [`policy`]: bidding policies, simulated play and exact exploitability.
+//! - [`checks`]: what a submission must pass, with typed reasons for a rejection.
+//! - [`registry`]: the workers known to the coordinator.
+//! - [`status`]: the run's status, typed end to end (and its protocol message).
+//! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
+//! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
+//! - [`metrics`]: Prometheus metrics rendered from the status, and their HTTP server.
 
+pub mod checks;
 pub mod cluster;
-pub mod export;
 pub mod ledger;
-pub mod local;
 pub mod metrics;
-pub mod oracle;
-pub mod plan;
-pub mod policy;
-pub mod query;
+pub mod observer;
+pub mod open_layer;
+pub mod registry;
 pub mod service;
-pub mod solve;
-pub mod store;
+pub mod status;

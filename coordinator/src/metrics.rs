@@ -1,10 +1,16 @@
-//! Prometheus metrics of a coordinator, rendered from its status on each scrape.
+//! Prometheus metrics of a coordinator, rendered from its status on each scrape, and
+//! the plain HTTP server that answers `/metrics`.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+
+use tokio::net::TcpListener;
+use tracing::{info, warn};
 
 use crate::cluster::Coordinator;
 
@@ -101,4 +107,29 @@ pub fn render(core: &Coordinator) -> String {
         return "# encoding failed\n".into();
     }
     text
+}
+
+/// Serves Prometheus metrics (text format) on `addr` until the task is dropped.
+pub async fn serve_metrics(addr: SocketAddr, core: Arc<Coordinator>) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind(addr).await?;
+    info!(%addr, "metrics at /metrics");
+    loop {
+        let (mut socket, _) = listener.accept().await?;
+        let core = Arc::clone(&core);
+        tokio::spawn(async move {
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let body = tokio::task::spawn_blocking(move || render(&core))
+                .await
+                .unwrap_or_else(|e| format!("# metrics failed: {e}\n"));
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            if let Err(e) = socket.write_all(format!("{head}{body}").as_bytes()).await {
+                warn!(error = %e, "metrics write failed");
+            }
+        });
+    }
 }

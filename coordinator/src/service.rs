@@ -1,19 +1,20 @@
 //! The coordinator's gRPC face: each handler unwraps its request, calls the
 //! [`Coordinator`], and maps the domain error to a `Status` in one place. Also the token
-//! check, TLS, the periodic progress log and the Prometheus metrics endpoint.
+//! check, TLS and the periodic progress log.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gops_proto::ids::{LeaseId, WorkerId};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
     FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
     LeaseRequest, ReleaseReply, ReleaseRequest, Shard, SliceData, StatusReply, StatusRequest,
     SubmitReply, SubmitRequest, Wait, lease_reply,
 };
+use gops_proto::wire::{slice_data, slice_parts};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tokio_stream::{Stream, StreamExt};
@@ -22,8 +23,8 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
 
-use crate::cluster::{Coordinator, CoreError, LeaseOutcome, Submitted};
-use crate::store::SliceBytes;
+use crate::checks::Submitted;
+use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 
 impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
@@ -69,7 +70,8 @@ impl CoordinatorRpc for Service {
         let hello_core = Arc::clone(&core);
         let worker_id =
             blocking(move || hello_core.hello(r.protocol_version, &r.worker_name, r.threads))
-                .await?;
+                .await?
+                .0;
         Ok(Response::new(HelloReply {
             worker_id,
             n: u32::from(core.n()),
@@ -79,7 +81,7 @@ impl CoordinatorRpc for Service {
     }
 
     async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
-        let worker = request.into_inner().worker_id;
+        let worker = WorkerId(request.into_inner().worker_id);
         let core = Arc::clone(&self.core);
         let reply = match blocking(move || core.lease(worker, Instant::now())).await? {
             LeaseOutcome::Shard {
@@ -87,7 +89,7 @@ impl CoordinatorRpc for Service {
                 layer,
                 prize_ranks,
             } => lease_reply::Reply::Shard(Shard {
-                lease_id,
+                lease_id: lease_id.0,
                 layer: u32::from(layer),
                 prize_ranks,
             }),
@@ -105,8 +107,8 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<HeartbeatReply>, Status> {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
-        let valid =
-            blocking(move || core.heartbeat(r.worker_id, r.lease_id, Instant::now())).await?;
+        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
+        let valid = blocking(move || core.heartbeat(worker, lease, Instant::now())).await?;
         Ok(Response::new(HeartbeatReply { valid }))
     }
 
@@ -149,8 +151,8 @@ impl CoordinatorRpc for Service {
             .map(submitted)
             .collect::<Result<Vec<_>, Status>>()?;
         let core = Arc::clone(&self.core);
-        let outcome =
-            blocking(move || core.submit(r.worker_id, r.lease_id, slices, Instant::now())).await?;
+        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
+        let outcome = blocking(move || core.submit(worker, lease, slices, Instant::now())).await?;
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
             duplicates: outcome.duplicates,
@@ -163,7 +165,8 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<ReleaseReply>, Status> {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
-        blocking(move || core.release(r.worker_id, r.lease_id)).await?;
+        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
+        blocking(move || core.release(worker, lease)).await?;
         Ok(Response::new(ReleaseReply {}))
     }
 
@@ -173,36 +176,17 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<StatusReply>, Status> {
         let core = Arc::clone(&self.core);
         let status = blocking(move || core.status(Instant::now())).await?;
-        let json = serde_json::to_string(&status).map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(StatusReply { json }))
-    }
-}
-
-pub fn slice_data(layer: u8, rank: u32, bytes: SliceBytes) -> SliceData {
-    SliceData {
-        layer: u32::from(layer),
-        prize_rank: rank,
-        digest: bytes.digest.to_vec(),
-        body: bytes.body,
-        max_gap: bytes.max_gap,
-        games: bytes.games,
+        Ok(Response::new(status.to_proto()))
     }
 }
 
 /// A slice off the wire, its fields checked for form (the core checks content).
-pub fn submitted(s: SliceData) -> Result<Submitted, Status> {
-    let digest = s.digest.as_slice().try_into().map_err(|_| {
-        Status::invalid_argument(format!("digest of {} bytes, expected 32", s.digest.len()))
-    })?;
+fn submitted(s: SliceData) -> Result<Submitted, Status> {
+    let (layer, prize_rank, bytes) = slice_parts(s).map_err(Status::invalid_argument)?;
     Ok(Submitted {
-        layer: layer_of(s.layer)?,
-        prize_rank: s.prize_rank,
-        bytes: SliceBytes {
-            body: s.body,
-            digest,
-            max_gap: s.max_gap,
-            games: s.games,
-        },
+        layer,
+        prize_rank,
+        bytes,
     })
 }
 
@@ -370,14 +354,7 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
             info!("run complete");
             continue;
         };
-        let shards = status
-            .shards
-            .clone()
-            .unwrap_or(crate::cluster::ShardCounts {
-                pending: 0,
-                leased: 0,
-                done: 0,
-            });
+        let shards = status.shards.unwrap_or_default();
         let total = shards.pending + shards.leased + shards.done;
         let remaining_games: u64 = status
             .run
@@ -405,30 +382,5 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
             eta = %eta,
             "progress"
         );
-    }
-}
-
-/// Serves Prometheus metrics (text format) on `addr` until the task is dropped.
-pub async fn serve_metrics(addr: SocketAddr, core: Arc<Coordinator>) -> std::io::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = TcpListener::bind(addr).await?;
-    info!(%addr, "metrics at /metrics");
-    loop {
-        let (mut socket, _) = listener.accept().await?;
-        let core = Arc::clone(&core);
-        tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let _ = socket.read(&mut request).await;
-            let body = tokio::task::spawn_blocking(move || crate::metrics::render(&core))
-                .await
-                .unwrap_or_else(|e| format!("# metrics failed: {e}\n"));
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            if let Err(e) = socket.write_all(format!("{head}{body}").as_bytes()).await {
-                warn!(error = %e, "metrics write failed");
-            }
-        });
     }
 }

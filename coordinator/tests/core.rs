@@ -10,11 +10,12 @@ use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
-use gops_coordinator::cluster::{
-    Coordinator, CoordinatorConfig, CoreError, LeaseOutcome, Submitted,
-};
-use gops_coordinator::solve::Silent;
-use gops_coordinator::store::{SliceBytes, Store};
+use gops_common::solution::InMemorySolution;
+use gops_coordinator::checks::{Rejection, Submitted};
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome};
+use gops_coordinator::observer::Silent;
+use gops_db::store::Store;
+use gops_proto::ids::{LeaseId, WorkerId};
 
 const LEASE: Duration = Duration::from_millis(50);
 
@@ -48,21 +49,11 @@ fn solve_shard(core: &Coordinator, layer: u8, ranks: &[u32]) -> Vec<Submitted> {
 }
 
 fn to_submitted(layer: u8, solved: SolvedSlice) -> Submitted {
-    let body = solved.slice.encode();
-    Submitted {
-        layer,
-        prize_rank: solved.prize_rank,
-        bytes: SliceBytes {
-            digest: digest_bytes(&body),
-            body,
-            max_gap: solved.max_gap,
-            games: solved.games,
-        },
-    }
+    Submitted::solved(layer, &solved)
 }
 
 /// Leases a shard for `worker`: (lease id, layer, prize ranks); there must be one.
-fn lease_shard(core: &Coordinator, worker: u64, now: Instant) -> (u64, u8, Vec<u32>) {
+fn lease_shard(core: &Coordinator, worker: WorkerId, now: Instant) -> (LeaseId, u8, Vec<u32>) {
     match core.lease(worker, now).unwrap() {
         LeaseOutcome::Shard {
             lease_id,
@@ -76,16 +67,16 @@ fn lease_shard(core: &Coordinator, worker: u64, now: Instant) -> (u64, u8, Vec<u
 /// Leases a shard for `worker` (there must be one) and solves it honestly.
 fn lease_and_solve(
     core: &Coordinator,
-    worker: u64,
+    worker: WorkerId,
     now: Instant,
-) -> (u64, u8, Vec<u32>, Vec<Submitted>) {
+) -> (LeaseId, u8, Vec<u32>, Vec<Submitted>) {
     let (lease_id, layer, prize_ranks) = lease_shard(core, worker, now);
     let slices = solve_shard(core, layer, &prize_ranks);
     (lease_id, layer, prize_ranks, slices)
 }
 
 /// Runs honest virtual workers until the run is finished.
-fn run_to_the_end(core: &Coordinator, worker: u64, now: Instant) {
+fn run_to_the_end(core: &Coordinator, worker: WorkerId, now: Instant) {
     for _ in 0..10_000 {
         match core.lease(worker, now).unwrap() {
             LeaseOutcome::Finished => return,
@@ -109,14 +100,11 @@ fn checksums(core: &Coordinator) -> Vec<String> {
         .collect()
 }
 
+/// The checksums of the game solved in memory, without the coordinator.
 fn reference_checksums(n: u8) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_or_create(&dir.path().join("db"), n, Objective::Points).unwrap();
-    let solver = gops_worker::ShardSolver::new(1).unwrap();
-    gops_coordinator::solve::solve(&store, &solver, &Silent, &Default::default()).unwrap();
-    (1..=n)
-        .map(|k| store.layer(k).unwrap().unwrap().checksum)
-        .collect()
+    InMemorySolution::solve(n, Objective::Points)
+        .unwrap()
+        .checksums()
 }
 
 #[test]
@@ -173,7 +161,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
     let stored_before = core.store().stored_count(layer).unwrap();
     let err = core.submit(cheat, lease_id, slices, now).unwrap_err();
     assert!(
-        matches!(err, CoreError::Rejected(ref why) if why.contains("re-solve")),
+        matches!(err, CoreError::Rejected(Rejection::ValueMismatch { .. })),
         "{err}"
     );
     assert_eq!(
@@ -187,7 +175,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         status
             .workers
             .iter()
-            .find(|w| w.id == cheat)
+            .find(|w| w.id == cheat.0)
             .unwrap()
             .rejected,
         1
@@ -213,6 +201,9 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
     assert_eq!(checksums(&core), reference_checksums(5));
 }
 
+/// Whether a rejection is the one a damaged submission should get.
+type IsExpected = fn(&Rejection) -> bool;
+
 #[test]
 fn damaged_submissions_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,38 +212,55 @@ fn damaged_submissions_are_rejected() {
     let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
     let (lease_id, layer, prize_ranks) = lease_shard(&core, w, now);
     let good = solve_shard(&core, layer, &prize_ranks);
-    let mut cases: Vec<(Vec<Submitted>, &str)> = Vec::new();
+    let first = good[0].prize_rank;
+    let mut cases: Vec<(Vec<Submitted>, IsExpected)> = Vec::new();
     let mut digest = good.clone();
     digest[0].bytes.digest[0] ^= 1;
-    cases.push((digest, "digest"));
+    cases.push((digest, |r| matches!(r, Rejection::DigestMismatch { .. })));
     let mut short = good.clone();
     let cut = short[0].bytes.body.len() - 8;
     short[0].bytes.body.truncate(cut);
     short[0].bytes.digest = digest_bytes(&short[0].bytes.body);
-    cases.push((short, "end early"));
+    cases.push((
+        short,
+        |r| matches!(r, Rejection::Malformed { why, .. } if why.contains("end early")),
+    ));
     let mut gap = good.clone();
     gap[0].bytes.max_gap = 1.0;
-    cases.push((gap, "certificate gap"));
+    cases.push((
+        gap,
+        |r| matches!(r, Rejection::GapOverTolerance { gap, .. } if *gap == 1.0),
+    ));
     let mut nan = good.clone();
     nan[0].bytes.max_gap = f64::NAN;
-    cases.push((nan, "certificate gap"));
+    cases.push((
+        nan,
+        |r| matches!(r, Rejection::GapOverTolerance { gap, .. } if gap.is_nan()),
+    ));
     let mut layer_off = good.clone();
     layer_off[0].layer = 3;
-    cases.push((layer_off, "while layer 1 is open"));
+    cases.push((layer_off, |r| {
+        *r == Rejection::WrongLayer { got: 3, open: 1 }
+    }));
     let mut rank_off = good.clone();
     rank_off[0].prize_rank = 99;
-    cases.push((rank_off, "no slice 99"));
+    cases.push((rank_off, |r| {
+        *r == Rejection::NoSuchSlice { layer: 1, rank: 99 }
+    }));
     let mut twice = good.clone();
     twice.push(good[0].clone());
-    cases.push((twice, "twice"));
-    for (slices, expect) in cases {
+    cases.push((twice, |r| matches!(r, Rejection::Repeated { .. })));
+    for (slices, expected) in cases {
         let err = core.submit(w, lease_id, slices, now).unwrap_err();
-        assert!(err.to_string().contains(expect), "{err} lacks {expect}");
+        assert!(
+            matches!(&err, CoreError::Rejected(why) if expected(why)),
+            "{err} (slice {first})"
+        );
     }
     assert_eq!(core.store().stored_count(1).unwrap(), 0);
     assert!(matches!(
-        core.lease(999, now),
-        Err(CoreError::UnknownWorker(999))
+        core.lease(WorkerId(999), now),
+        Err(CoreError::UnknownWorker(WorkerId(999)))
     ));
     assert!(matches!(
         core.hello(99, "old", 1),
@@ -384,7 +392,10 @@ fn an_understated_certificate_gap_is_rejected() {
         slices[i].bytes.max_gap = 0.0;
         let err = core.submit(w, lease_id, slices, now).unwrap_err();
         assert!(
-            err.to_string().contains("reported certificate gap"),
+            matches!(
+                err,
+                CoreError::Rejected(Rejection::UnderstatedGap { reported, .. }) if reported == 0.0
+            ),
             "{err} (honest gap {honest:e})"
         );
         return;

@@ -3,8 +3,8 @@
 
 use gops_common::cards::CardSet;
 use gops_common::state::GameState;
-use gops_coordinator::query::state_value;
-use gops_coordinator::store::Store;
+use gops_db::query::state_value;
+use gops_db::store::Store;
 use serde_json::Value;
 
 use crate::support::{fixture, gops_ok, solve, state_query, temp_db};

@@ -1,34 +1,31 @@
-//! The worker loop: hello, then lease a shard, fetch the slices it depends on, solve it
-//! on the thread pool while heartbeating, submit, and again, until the run is finished or
-//! shutdown is asked for (the shard in hand is finished and submitted first). A
-//! coordinator that is unreachable is retried with backoff; one that restarted and
-//! forgot this worker is greeted again.
+//! The worker's main loop: hello, then lease a shard, fetch the slices it depends on,
+//! solve it on the thread pool while heartbeating, hand it in (while solving the next),
+//! and again, until the run is finished or shutdown is asked for (the shard in hand is
+//! finished and submitted first). A coordinator that is unreachable is retried with
+//! backoff; one that restarted and forgot this worker is greeted again.
 
-use std::collections::{BTreeSet, HashMap};
-use std::future::Future;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
-use gops_common::checksum::digest_bytes;
-use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
-use gops_common::objective::Objective;
-use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
+use gops_common::engine::{LayerEngine, SolvedSlice};
+use gops_common::prizes::{prize_rank, prize_set_count};
+use gops_common::shard::{ShardError, ShardSolver};
 use gops_common::slice::Slice;
-use gops_proto::v1::coordinator_client::CoordinatorClient;
-use gops_proto::v1::{
-    FetchRequest, HeartbeatRequest, HelloRequest, LeaseRequest, ReleaseRequest, SliceData,
-    SubmitRequest, lease_reply,
-};
+use gops_proto::ids::LeaseId;
+use gops_proto::v1::{LeaseRequest, ReleaseRequest, lease_reply};
 use tokio::sync::watch;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
-use tonic::{Code, Request, Status};
-use tracing::{debug, error, info, warn};
+use tracing::{debug, error, info};
 
-use crate::backoff::{Backoff, is_transient, tls_refusal};
-use crate::cache::SliceCache;
-use crate::{ShardSolver, WorkerError};
+use crate::backoff::Backoff;
+use crate::call::Called;
+use crate::connection::connect_with_ca;
+use crate::fetch::fetch_dependencies;
+use crate::heartbeat::{Phase, keep_lease};
+use crate::session::Session;
+use crate::submit::{InFlight, send_submission, settle, submission_chunks};
 
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
@@ -67,214 +64,37 @@ pub enum ClientError {
     #[error("the coordinator sent something unusable: {0}")]
     Protocol(String),
     #[error(transparent)]
-    Worker(#[from] WorkerError),
+    Solver(#[from] ShardError),
 }
 
-/// Adds the run's token to every call.
-#[derive(Clone)]
-pub struct AddToken(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
-
-impl tonic::service::Interceptor for AddToken {
-    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        if let Some(value) = &self.0 {
-            request
-                .metadata_mut()
-                .insert("authorization", value.clone());
-        }
-        Ok(request)
-    }
+/// A shard as leased, checked against the game: a layer of it, prize ranks in range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeasedShard {
+    pub lease_id: LeaseId,
+    pub layer: u8,
+    pub prize_ranks: Vec<u32>,
 }
 
-pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
-
-/// A client for `url` with `token`; connects lazily, reconnects as needed. An
-/// `https://` URL is verified against the webpki roots.
-pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
-    connect_with_ca(url, token, None)
-}
-
-/// [`connect`], trusting only `ca_pem` (PEM certificates) for an `https://` URL when it
-/// is given; `ca_pem` with a URL that is not `https://` is refused.
-pub fn connect_with_ca(
-    url: &str,
-    token: Option<&str>,
-    ca_pem: Option<&[u8]>,
-) -> Result<Client, ClientError> {
-    let bad = |why: String| ClientError::Address(url.to_string(), why);
-    let endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| bad(e.to_string()))?;
-    let uri = endpoint.uri().clone();
-    let https = uri.scheme_str() == Some("https");
-    let endpoint = match (https, ca_pem) {
-        (false, Some(_)) => {
-            return Err(bad("a TLS CA is given but the URL is not https://".into()));
-        }
-        (false, None) => endpoint,
-        (true, ca) => {
-            // an IPv6 host comes bracketed in the URL, not in the certificate
-            let host = uri.host().unwrap_or_default();
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            let tls = ClientTlsConfig::new()
-                .domain_name(host)
-                .timeout(Duration::from_secs(10));
-            let tls = match ca {
-                Some(pem) => tls.ca_certificate(Certificate::from_pem(pem)),
-                None => tls.with_webpki_roots(),
-            };
-            endpoint
-                .tls_config(tls)
-                .map_err(|e| bad(format!("TLS set-up failed: {e}")))?
-        }
-    };
-    let endpoint = endpoint
-        .connect_timeout(Duration::from_secs(5))
-        // a coordinator host that vanishes must surface as an error, not a hang
-        .timeout(Duration::from_secs(600))
-        .http2_keep_alive_interval(Duration::from_secs(20))
-        .keep_alive_timeout(Duration::from_secs(20))
-        .keep_alive_while_idle(true)
-        .tcp_keepalive(Some(Duration::from_secs(30)))
-        .tcp_nodelay(true);
-    let token = token
-        .map(|t| {
-            format!("Bearer {t}")
-                .parse()
-                .map_err(|_| bad("token has characters not allowed in a header".into()))
-        })
-        .transpose()?;
-    Ok(
-        CoordinatorClient::with_interceptor(endpoint.connect_lazy(), AddToken(token))
-            .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES),
-    )
-}
-
-/// How a call ended, once transient failures were retried.
-enum Called<T> {
-    Done(T),
-    /// The coordinator does not know this worker (it restarted): say hello again.
-    Forgotten,
-}
-
-/// How long a worker asked to stop keeps retrying an unreachable coordinator (to hand in
-/// its last shard) before it exits anyway.
-const STOP_GRACE: Duration = Duration::from_secs(10);
-
-struct Session {
-    client: Client,
-    backoff: Backoff,
-    /// Turns true when the worker is asked to stop.
-    stop: watch::Receiver<bool>,
-    worker_id: u64,
-    n: u8,
-    objective: Objective,
-    lease: Duration,
-}
-
-/// Calls `f` until it succeeds, is refused for good, the coordinator has been
-/// unreachable for longer than `backoff` allows, or the worker was asked to `stop` more
-/// than [`STOP_GRACE`] ago.
-async fn call_with<T, F, Fut>(
-    client: &Client,
-    backoff: &Backoff,
-    stop: &watch::Receiver<bool>,
-    what: &str,
-    mut f: F,
-) -> Result<Called<T>, ClientError>
-where
-    F: FnMut(Client) -> Fut,
-    Fut: Future<Output = Result<tonic::Response<T>, Status>>,
-{
-    let started = Instant::now();
-    let mut attempt = 0;
-    let mut stop = stop.clone();
-    let mut stop_seen: Option<Instant> = None;
-    loop {
-        match f(client.clone()).await {
-            Ok(response) => return Ok(Called::Done(response.into_inner())),
-            Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
-            Err(status) if tls_refusal(&status).is_some() => {
-                let why = tls_refusal(&status).unwrap_or_default();
-                return Err(ClientError::Refused(format!(
-                    "{what}: TLS with the coordinator failed: {why}"
-                )));
-            }
-            Err(status) if is_transient(status.code()) => {
-                if started.elapsed() > backoff.give_up_after {
-                    return Err(ClientError::GaveUp(
-                        started.elapsed(),
-                        status.message().to_string(),
-                    ));
-                }
-                let stopping = *stop.borrow_and_update();
-                if stopping {
-                    let since = *stop_seen.get_or_insert_with(Instant::now);
-                    if since.elapsed() > STOP_GRACE {
-                        return Err(ClientError::Stopped(status.message().to_string()));
-                    }
-                }
-                if attempt == 0 {
-                    warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff.delay(attempt)) => {}
-                    // a stop request cuts the pause short and starts the grace period
-                    _ = stop.changed(), if !stopping => {}
-                }
-                attempt += 1;
-            }
-            Err(status) => {
-                return Err(ClientError::Refused(format!(
-                    "{what}: {}",
-                    status.message()
-                )));
-            }
-        }
-    }
-}
-
-impl Session {
-    async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
-    where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
-    {
-        call_with(&self.client, &self.backoff, &self.stop, what, f).await
-    }
-
-    async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
-        let request = HelloRequest {
-            protocol_version: gops_proto::PROTOCOL_VERSION,
-            worker_name: name.to_string(),
-            threads: threads as u32,
-        };
-        let reply = match self
-            .call("hello", |mut c| {
-                let r = request.clone();
-                async move { c.hello(r).await }
-            })
-            .await?
-        {
-            Called::Done(reply) => reply,
-            Called::Forgotten => {
-                return Err(ClientError::Protocol(
-                    "hello answered 'unknown worker'".into(),
-                ));
-            }
-        };
-        let n = u8::try_from(reply.n)
+impl LeasedShard {
+    pub fn from_proto(shard: gops_proto::v1::Shard, n: u8) -> Result<LeasedShard, ClientError> {
+        let layer = u8::try_from(shard.layer)
             .ok()
-            .filter(|n| (1..=gops_common::MAX_N).contains(n))
-            .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
-        let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
-        if self.worker_id != 0 && (n != self.n || objective != self.objective) {
+            .filter(|&k| k >= 1 && k <= n)
+            .ok_or_else(|| ClientError::Protocol(format!("shard of layer {}", shard.layer)))?;
+        if shard
+            .prize_ranks
+            .iter()
+            .any(|&r| r as usize >= prize_set_count(n, layer))
+        {
             return Err(ClientError::Protocol(
-                "the coordinator now runs another game".into(),
+                "shard with a prize rank out of range".into(),
             ));
         }
-        (self.worker_id, self.n, self.objective) = (reply.worker_id, n, objective);
-        self.lease = Duration::from_millis(reply.lease_ms.max(1));
-        info!(worker = self.worker_id, n, %objective, "joined the coordinator");
-        Ok(())
+        Ok(LeasedShard {
+            lease_id: LeaseId(shard.lease_id),
+            layer,
+            prize_ranks: shard.prize_ranks,
+        })
     }
 }
 
@@ -285,19 +105,12 @@ pub async fn run_worker(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<WorkerSummary, ClientError> {
     let solver = Arc::new(ShardSolver::new(config.threads)?);
-    let mut session = Session {
-        stop: shutdown.clone(),
-        client: connect_with_ca(
-            &config.coordinator,
-            config.token.as_deref(),
-            config.tls_ca.as_deref(),
-        )?,
-        backoff: config.backoff.clone(),
-        worker_id: 0,
-        n: 0,
-        objective: Objective::Points,
-        lease: Duration::from_secs(60),
-    };
+    let client = connect_with_ca(
+        &config.coordinator,
+        config.token.as_deref(),
+        config.tls_ca.as_deref(),
+    )?;
+    let mut session = Session::new(client, config.backoff.clone(), shutdown.clone());
     session.hello(&config.name, config.threads).await?;
     let mut cache = SliceCache::new(config.cache_bytes);
     let mut engine: Option<Arc<LayerEngine>> = None;
@@ -310,7 +123,7 @@ pub async fn run_worker(
             info!("shutting down");
             return Ok(summary);
         }
-        let worker_id = session.worker_id;
+        let worker_id = session.id().0;
         let reply = match session
             .call("lease", |mut c| async move {
                 c.lease(LeaseRequest { worker_id }).await
@@ -349,22 +162,11 @@ pub async fn run_worker(
             Some(lease_reply::Reply::Shard(shard)) => shard,
             None => return Err(ClientError::Protocol("empty lease reply".into())),
         };
-        let layer = u8::try_from(shard.layer)
-            .ok()
-            .filter(|&k| k >= 1 && k <= session.n)
-            .ok_or_else(|| ClientError::Protocol(format!("shard of layer {}", shard.layer)))?;
-        if shard
-            .prize_ranks
-            .iter()
-            .any(|&r| r as usize >= prize_set_count(session.n, layer))
-        {
-            return Err(ClientError::Protocol(
-                "shard with a prize rank out of range".into(),
-            ));
-        }
+        let shard = LeasedShard::from_proto(shard, session.n)?;
+        let layer = shard.layer;
         info!(
             layer,
-            lease = shard.lease_id,
+            lease = %shard.lease_id,
             slices = shard.prize_ranks.len(),
             "shard leased"
         );
@@ -397,15 +199,15 @@ pub async fn run_worker(
             Err(e) => {
                 error!(layer, error = %e, "shard failed; giving it back");
                 let request = ReleaseRequest {
-                    worker_id: session.worker_id,
-                    lease_id: shard.lease_id,
+                    worker_id: session.id().0,
+                    lease_id: shard.lease_id.0,
                 };
                 let _ = session.client.clone().release(request).await;
                 return Err(e.into());
             }
         };
         let games: u64 = solved.iter().map(|s| s.games).sum();
-        let chunks = submission_chunks(layer, &solved);
+        let chunks = submission_chunks(layer, &solved, gops_proto::SUBMIT_CHUNK_BYTES);
         let waited = Instant::now();
         settle(&mut in_flight, &mut session, &config, &mut summary).await?;
         debug!(
@@ -423,95 +225,14 @@ pub async fn run_worker(
     }
 }
 
-/// The slices of layer `layer - 1` the shard reads, from the cache or the coordinator.
-async fn fetch_dependencies(
-    session: &mut Session,
-    cache: &mut SliceCache,
-    layer: u8,
-    prize_ranks: &[u32],
-) -> Result<HashMap<u32, Arc<Slice>>, ClientError> {
-    let mut deps = HashMap::new();
-    if layer == 1 {
-        deps.insert(0, Arc::new(terminal_slice()));
-        return Ok(deps);
-    }
-    let below = layer - 1;
-    let needed: BTreeSet<u32> = prize_ranks
-        .iter()
-        .flat_map(|&r| {
-            let prizes = prize_unrank(r, layer);
-            prizes.iter().map(move |c| prize_rank(prizes.without(c)))
-        })
-        .collect();
-    let mut missing = Vec::new();
-    for rank in needed {
-        match cache.get(below, rank) {
-            Some(slice) => {
-                deps.insert(rank, slice);
-            }
-            None => missing.push(rank),
-        }
-    }
-    for chunk in missing.chunks(1024) {
-        let (n, objective) = (session.n, session.objective);
-        let request = FetchRequest {
-            layer: u32::from(below),
-            prize_ranks: chunk.to_vec(),
-        };
-        let fetched = session
-            .call("fetch", |mut c| {
-                let r = request.clone();
-                async move {
-                    let mut stream = c.fetch_slices(r).await?.into_inner();
-                    let mut slices = Vec::new();
-                    while let Some(item) = stream.message().await? {
-                        slices.push(item);
-                    }
-                    Ok(tonic::Response::new(slices))
-                }
-            })
-            .await?;
-        let Called::Done(fetched) = fetched else {
-            return Err(ClientError::Protocol(
-                "fetch answered 'unknown worker'".into(),
-            ));
-        };
-        if fetched.len() != chunk.len() {
-            return Err(ClientError::Protocol(format!(
-                "asked for {} slices, got {}",
-                chunk.len(),
-                fetched.len()
-            )));
-        }
-        for (data, &want) in fetched.into_iter().zip(chunk) {
-            if data.layer != u32::from(below) || data.prize_rank != want {
-                return Err(ClientError::Protocol(
-                    "fetched slice is not the one asked for".into(),
-                ));
-            }
-            if digest_bytes(&data.body).as_slice() != data.digest.as_slice() {
-                return Err(ClientError::Protocol(format!(
-                    "slice {want} arrived damaged"
-                )));
-            }
-            let slice = Slice::decode_for(n, objective, below, want, &data.body)
-                .map_err(ClientError::Protocol)?;
-            let slice = Arc::new(slice);
-            cache.insert(below, want, Arc::clone(&slice));
-            deps.insert(want, slice);
-        }
-    }
-    Ok(deps)
-}
-
 /// Solves the shard on the pool, off the runtime, heartbeating its lease meanwhile.
 async fn solve_with_heartbeats(
     session: &Session,
     solver: &Arc<ShardSolver>,
     engine: Arc<LayerEngine>,
     deps: HashMap<u32, Arc<Slice>>,
-    shard: &gops_proto::v1::Shard,
-) -> Result<Result<Vec<SolvedSlice>, WorkerError>, ClientError> {
+    shard: &LeasedShard,
+) -> Result<Result<Vec<SolvedSlice>, ShardError>, ClientError> {
     let solver = Arc::clone(solver);
     let ranks = shard.prize_ranks.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -520,7 +241,7 @@ async fn solve_with_heartbeats(
     });
     let beats = keep_lease(
         session.client.clone(),
-        session.worker_id,
+        session.id(),
         shard.lease_id,
         session.lease / 3,
         Phase::Solving,
@@ -533,204 +254,43 @@ async fn solve_with_heartbeats(
     }
 }
 
-/// What a lease is kept alive for.
-#[derive(Clone, Copy, PartialEq)]
-enum Phase {
-    Solving,
-    /// A lost lease is expected here in the instant between the coordinator storing the
-    /// submission and the worker hearing so.
-    Submitting,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gops_proto::v1::Shard;
 
-/// One heartbeat for `lease_id`, bounded by `limit` so a stuck call never holds up the
-/// work it accompanies; failures are logged, not fatal.
-async fn heartbeat(client: &Client, worker_id: u64, lease_id: u64, limit: Duration, phase: Phase) {
-    let request = HeartbeatRequest {
-        worker_id,
-        lease_id,
-    };
-    let mut client = client.clone();
-    match tokio::time::timeout(limit, client.heartbeat(request)).await {
-        Ok(Ok(reply)) if !reply.get_ref().valid => match phase {
-            Phase::Solving => warn!(lease = lease_id, "lease lost; finishing the shard anyway"),
-            Phase::Submitting => debug!(lease = lease_id, "lease no longer open while submitting"),
-        },
-        Ok(Ok(_)) => {}
-        Ok(Err(status)) => warn!(error = %status.message(), "heartbeat failed"),
-        Err(_) => warn!("heartbeat timed out"),
-    }
-}
-
-/// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
-async fn keep_lease(client: Client, worker_id: u64, lease_id: u64, every: Duration, phase: Phase) {
-    let mut beats = tokio::time::interval(every.max(Duration::from_millis(1)));
-    beats.tick().await;
-    loop {
-        beats.tick().await;
-        heartbeat(&client, worker_id, lease_id, every, phase).await;
-    }
-}
-
-/// How a submission ended.
-enum Submission {
-    Stored,
-    Rejected,
-    /// The coordinator restarted and forgot this worker: these chunks are still to send.
-    Forgotten(Vec<Vec<SliceData>>),
-}
-
-/// A shard whose submission is under way.
-struct InFlight {
-    task: tokio::task::JoinHandle<Result<Submission, ClientError>>,
-    layer: u8,
-    lease_id: u64,
-    slices: usize,
-    games: u64,
-    started: Instant,
-}
-
-/// The shard's slices as messages, in chunks of at most SUBMIT_CHUNK_BYTES.
-fn submission_chunks(layer: u8, solved: &[SolvedSlice]) -> Vec<Vec<SliceData>> {
-    let mut chunks: Vec<Vec<SliceData>> = vec![Vec::new()];
-    let mut size = 0;
-    for s in solved {
-        let body = s.slice.encode();
-        let data = SliceData {
-            layer: u32::from(layer),
-            prize_rank: s.prize_rank,
-            digest: digest_bytes(&body).to_vec(),
-            body,
-            max_gap: s.max_gap,
-            games: s.games,
+    #[test]
+    fn a_shard_outside_the_game_is_a_protocol_error() {
+        let shard = Shard {
+            lease_id: 9,
+            layer: 2,
+            prize_ranks: vec![0, 5],
         };
-        if size + data.body.len() > gops_proto::SUBMIT_CHUNK_BYTES
-            && !chunks.last().unwrap().is_empty()
-        {
-            chunks.push(Vec::new());
-            size = 0;
-        }
-        size += data.body.len();
-        chunks.last_mut().unwrap().push(data);
-    }
-    chunks
-}
-
-/// What a submission task needs from the session.
-#[derive(Clone)]
-struct Submitter {
-    client: Client,
-    backoff: Backoff,
-    stop: watch::Receiver<bool>,
-    worker_id: u64,
-    /// Heartbeat period of the lease while its submission is under way.
-    beat_every: Duration,
-}
-
-impl Session {
-    fn submitter(&self) -> Submitter {
-        Submitter {
-            client: self.client.clone(),
-            backoff: self.backoff.clone(),
-            stop: self.stop.clone(),
-            worker_id: self.worker_id,
-            beat_every: self.lease / 3,
+        let leased = LeasedShard::from_proto(shard.clone(), 4).unwrap();
+        assert_eq!((leased.lease_id, leased.layer), (LeaseId(9), 2));
+        for bad in [
+            Shard {
+                layer: 0,
+                ..shard.clone()
+            },
+            Shard {
+                layer: 5,
+                ..shard.clone()
+            },
+            Shard {
+                layer: 256 + 2,
+                ..shard.clone()
+            },
+            // C(4, 2) = 6 prize sets in layer 2
+            Shard {
+                prize_ranks: vec![6],
+                ..shard.clone()
+            },
+        ] {
+            assert!(matches!(
+                LeasedShard::from_proto(bad, 4),
+                Err(ClientError::Protocol(_))
+            ));
         }
     }
-}
-
-/// Sends the chunks in order, heartbeating the lease meanwhile (a large submission on a
-/// slow link must not cost the lease).
-async fn send_submission(
-    submitter: Submitter,
-    lease_id: u64,
-    chunks: Vec<Vec<SliceData>>,
-) -> Result<Submission, ClientError> {
-    let beats = keep_lease(
-        submitter.client.clone(),
-        submitter.worker_id,
-        lease_id,
-        submitter.beat_every,
-        Phase::Submitting,
-    );
-    tokio::select! {
-        outcome = send_chunks(&submitter, lease_id, chunks) => outcome,
-        () = beats => unreachable!("heartbeats never end"),
-    }
-}
-
-async fn send_chunks(
-    submitter: &Submitter,
-    lease_id: u64,
-    mut chunks: Vec<Vec<SliceData>>,
-) -> Result<Submission, ClientError> {
-    let Submitter {
-        client,
-        backoff,
-        stop,
-        worker_id,
-        ..
-    } = submitter;
-    let worker_id = *worker_id;
-    while !chunks.is_empty() {
-        let request = SubmitRequest {
-            worker_id,
-            lease_id,
-            slices: chunks[0].clone(),
-        };
-        let result = call_with(client, backoff, stop, "submit", |mut c| {
-            let r = request.clone();
-            async move { c.submit(r).await }
-        })
-        .await;
-        match result {
-            Ok(Called::Done(_)) => {
-                chunks.remove(0);
-            }
-            Ok(Called::Forgotten) => return Ok(Submission::Forgotten(chunks)),
-            Err(ClientError::Refused(why)) => {
-                error!(lease = lease_id, reason = %why, "submission rejected");
-                return Ok(Submission::Rejected);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Submission::Stored)
-}
-
-/// Waits for the submission in flight, if any, and accounts for it; greets a restarted
-/// coordinator again and resends what it forgot.
-async fn settle(
-    in_flight: &mut Option<InFlight>,
-    session: &mut Session,
-    config: &WorkerConfig,
-    summary: &mut WorkerSummary,
-) -> Result<(), ClientError> {
-    let Some(shard) = in_flight.take() else {
-        return Ok(());
-    };
-    let mut outcome = shard
-        .task
-        .await
-        .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
-    while let Submission::Forgotten(rest) = outcome {
-        session.hello(&config.name, config.threads).await?;
-        outcome = send_submission(session.submitter(), shard.lease_id, rest).await?;
-    }
-    match outcome {
-        Submission::Stored => {
-            summary.shards += 1;
-            summary.slices += shard.slices as u64;
-            summary.games += shard.games;
-            info!(
-                layer = shard.layer,
-                slices = shard.slices,
-                games = shard.games,
-                seconds = format!("{:.2}", shard.started.elapsed().as_secs_f64()),
-                "shard done"
-            );
-        }
-        Submission::Rejected => summary.rejected += 1,
-        Submission::Forgotten(_) => unreachable!("resent above"),
-    }
-    Ok(())
 }

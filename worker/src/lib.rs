@@ -1,65 +1,25 @@
-//! A worker: pulls shards from a coordinator, fetches the slices they depend on, solves
-//! them on its own thread pool and submits the results.
+//! A worker of the GOPS cluster: pulls shards from a coordinator, fetches the slices they
+//! depend on, solves them on its own thread pool (`gops_common::shard::ShardSolver`) and
+//! submits the results. It depends on the shared crates only (`common`, `proto`), never on
+//! the coordinator.
 //!
-//! Layout:
-//! - [`ShardSolver`] (here): solves a shard on a rayon pool, off the async runtime.
-//! - [`cache`]: the bounded cache of dependency slices.
-//! - [`backoff`]: exponential backoff with jitter, and which errors are worth retrying.
-//! - [`client`]: the loop that talks to the coordinator over gRPC.
+//! Layout, in the order a shard meets them:
+//! - [`connection`]: the coordinator's URL, TLS and token turned into a gRPC client.
+//! - [`call`]: one call retried with backoff ([`backoff`]) while the coordinator is away.
+//! - [`session`]: hello, the worker's id and the game it runs.
+//! - [`client`]: the main loop (lease, fetch, solve, submit) and the checked shard.
+//! - [`fetch`]: dependency slices from the cache or the coordinator, checked.
+//! - [`heartbeat`]: keeping a lease alive while solving and submitting.
+//! - [`submit`]: handing a shard in, in chunks, while the next is solved.
 
 pub mod backoff;
-pub mod cache;
+pub mod call;
 pub mod client;
+pub mod connection;
+pub mod fetch;
+pub mod heartbeat;
+pub mod session;
+pub mod submit;
 
-use gops_common::cards::CardSet;
-use gops_common::engine::{EngineError, LayerEngine, SolvedSlice};
-use gops_common::slice::Slice;
-use rayon::prelude::*;
-
-/// A pool of solver threads.
-pub struct ShardSolver {
-    pool: rayon::ThreadPool,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    #[error("could not start {threads} solver threads: {reason}")]
-    Pool { threads: usize, reason: String },
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-}
-
-impl ShardSolver {
-    /// A solver with `threads` threads (at least 1).
-    pub fn new(threads: usize) -> Result<ShardSolver, WorkerError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .thread_name(|i| format!("gops-solver-{i}"))
-            .build()
-            .map_err(|e| WorkerError::Pool {
-                threads,
-                reason: e.to_string(),
-            })?;
-        Ok(ShardSolver { pool })
-    }
-
-    pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
-    }
-
-    /// Solves the slices of `prize_ranks` (in that order) of the engine's layer.
-    pub fn solve_shard<'d>(
-        &self,
-        engine: &LayerEngine,
-        prize_ranks: &[u32],
-        dependency: &(dyn Fn(CardSet) -> &'d Slice + Sync),
-    ) -> Result<Vec<SolvedSlice>, WorkerError> {
-        self.pool.install(|| {
-            prize_ranks
-                .par_iter()
-                .map(|&rank| engine.solve_slice(rank, dependency))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(WorkerError::from)
-        })
-    }
-}
+pub use client::{ClientError, WorkerConfig, WorkerSummary, run_worker};
+pub use connection::{Client, connect, connect_with_ca};

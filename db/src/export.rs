@@ -9,6 +9,7 @@ use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 use gops_common::binomial::binomial;
+use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::engine::fill_matrix;
 use gops_common::kernel::{GameSolver, GameStatus};
@@ -17,7 +18,6 @@ use gops_common::objective::Objective;
 use gops_common::pattern::Pattern;
 use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
 use gops_common::slice::Slice;
-use gops_worker::cache::SliceCache;
 use rayon::prelude::*;
 
 use crate::query::{QueryError, complete_slice};

@@ -1,6 +1,6 @@
-//! Answers about a solved game, read from the store: a state's value, the optimal
+//! Answers about a solved game, read from the store: a state's value and the optimal
 //! strategies of the game after an upcard is revealed (re-derived from the layer below,
-//! DESIGN §4), and the run's status.
+//! DESIGN §4).
 
 use gops_common::cards::{CardSet, InputError};
 use gops_common::engine::terminal_slice;
@@ -12,7 +12,6 @@ use gops_common::slice::Slice;
 use gops_common::state::GameState;
 use serde::Serialize;
 
-use crate::plan::LayerSize;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +38,8 @@ impl QueryError {
     }
 }
 
-/// The slice of `prizes` in layer `k`, if that layer is complete.
+/// The slice of `rank` in layer `k`, if that layer is complete (layer 0: the terminal
+/// slice).
 pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryError> {
     if k == 0 {
         return Ok(terminal_slice());
@@ -47,9 +47,7 @@ pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryErr
     if store.layer(k)?.is_none() {
         return Err(QueryError::NotSolved { k });
     }
-    store.slice(k, rank)?.map(|r| r.slice).ok_or_else(|| {
-        StoreError::Corrupt(format!("layer {k} is complete but slice {rank} is missing")).into()
-    })
+    Ok(store.require_slice(k, rank)?.slice)
 }
 
 /// The value for A of a state, before the next prize is turned up.
@@ -128,67 +126,4 @@ pub fn solve_revealed(
         strategy_b: solver.strategy_b().to_vec(),
         gap: outcome.gap,
     })
-}
-
-/// One layer in `status` (DESIGN §6).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LayerStatus {
-    pub k: u8,
-    pub slices: usize,
-    pub done: usize,
-    pub states: u64,
-    /// Set once the layer is complete.
-    pub checksum: Option<String>,
-    pub max_gap: Option<f64>,
-    pub complete: bool,
-    /// Set once the layer is complete: values stored (for `win`, only the windows).
-    pub stored_values: Option<u64>,
-    /// Values a dense layout would store.
-    pub dense_values: u64,
-}
-
-/// The run's status (DESIGN §6 `status --json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunStatus {
-    pub n: u8,
-    pub objective: String,
-    pub complete: bool,
-    pub layers: Vec<LayerStatus>,
-    pub db: String,
-    pub format_version: u32,
-}
-
-pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
-    let (n, objective) = (store.n(), store.objective());
-    let mut layers = Vec::new();
-    for k in 1..=n {
-        let size = LayerSize::of(n, k, objective);
-        let record = store.layer(k)?;
-        layers.push(LayerStatus {
-            k,
-            slices: size.slices,
-            done: match &record {
-                Some(r) => r.slices,
-                None => store.stored_count(k)?,
-            },
-            states: size.states,
-            complete: record.is_some(),
-            checksum: record.as_ref().map(|r| r.checksum.clone()),
-            max_gap: record.as_ref().map(|r| r.max_gap),
-            stored_values: record.as_ref().map(|r| r.stored_values),
-            dense_values: size.dense_values,
-        });
-    }
-    Ok(RunStatus {
-        n,
-        objective: objective_name(objective),
-        complete: layers.iter().all(|l| l.complete),
-        layers,
-        db: store.path().display().to_string(),
-        format_version: store.manifest().format_version,
-    })
-}
-
-fn objective_name(objective: Objective) -> String {
-    objective.name().to_string()
 }

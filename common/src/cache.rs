@@ -1,11 +1,11 @@
-//! The worker's cache of dependency slices (layer k - 1), bounded in bytes: the least
-//! recently used slices go first. Slices the current shard holds stay alive through their
-//! `Arc`s even when evicted here.
+//! A cache of slices, bounded in bytes, the least recently used going first: a worker's
+//! dependency slices, the coordinator's verification reads and the read side's lookups.
+//! Slices still in use stay alive through their `Arc`s even when evicted here.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gops_common::slice::Slice;
+use crate::slice::Slice;
 
 pub struct SliceCache {
     limit_bytes: usize,

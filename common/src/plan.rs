@@ -1,9 +1,10 @@
-//! Planning a layer into shards: pure functions over plain data, so the local driver and
-//! (later) the cluster's lease ledger share them.
+//! The size of a layer (slices, states, matrix games) and its split into shards of
+//! prize sets: pure functions over plain data, shared by the coordinator, the status of a
+//! db and the estimates of a run.
 
-use gops_common::objective::Objective;
-use gops_common::pattern::PatternIndex;
-use gops_common::prizes::{prize_set_count, prize_unrank};
+use crate::objective::Objective;
+use crate::pattern::PatternIndex;
+use crate::prizes::{prize_set_count, prize_unrank};
 
 /// Matrix games per shard the planner aims for: large enough that per-shard overhead
 /// (a store batch, a progress update) is negligible, small enough to interrupt quickly.

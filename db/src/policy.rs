@@ -11,6 +11,8 @@ use gops_common::state::GameState;
 use rand::Rng;
 use serde::Serialize;
 
+use gops_common::rules::{draw, play_round, turn_up};
+
 use crate::oracle::Oracle;
 use crate::query::QueryError;
 
@@ -85,40 +87,6 @@ fn nearest_card(hand: CardSet, target: u8) -> u8 {
 fn greedy_card(hand: CardSet, prizes: CardSet, upcard: u8) -> u8 {
     let rank = prizes.iter().position(|c| c == upcard).unwrap_or(0);
     hand.iter().nth(rank).unwrap_or(upcard)
-}
-
-/// A card of `hand` drawn with `probabilities`.
-pub fn draw(hand: CardSet, probabilities: &[f64], rng: &mut impl Rng) -> u8 {
-    let mut u: f64 = rng.random::<f64>() * probabilities.iter().sum::<f64>();
-    let mut last = hand.iter().next().unwrap_or(0);
-    for (card, &p) in hand.iter().zip(probabilities) {
-        if p > 0.0 {
-            last = card;
-            if u < p {
-                return card;
-            }
-            u -= p;
-        }
-    }
-    last
-}
-
-/// The state after A bids `a` and B bids `b` on `upcard`.
-pub fn play_round(state: &GameState, upcard: u8, a: u8, b: u8) -> GameState {
-    let won = i32::from(upcard) * (i32::from(a) - i32::from(b)).signum();
-    GameState {
-        a: state.a.without(a),
-        b: state.b.without(b),
-        prizes: state.prizes.without(upcard),
-        diff: state.diff + won,
-        ..*state
-    }
-}
-
-/// A prize drawn uniformly from those left.
-pub fn turn_up(prizes: CardSet, rng: &mut impl Rng) -> u8 {
-    let index = rng.random_range(0..prizes.len());
-    prizes.iter().nth(index).expect("a prize is left")
 }
 
 /// A rate with its 95 % Wilson score interval.
@@ -345,7 +313,6 @@ impl Induction<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     fn cards(list: &[u8]) -> CardSet {
         CardSet::from_cards(list)
@@ -362,20 +329,6 @@ mod tests {
         assert_eq!(greedy_card(hand, prizes, 9), 6);
         assert_eq!(greedy_card(hand, prizes, 5), 4);
         assert_eq!(greedy_card(hand, prizes, 2), 1);
-    }
-
-    #[test]
-    fn draws_follow_the_probabilities() {
-        let hand = cards(&[2, 3, 7]);
-        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-        let mut counts = [0u32; 3];
-        for _ in 0..30_000 {
-            let card = draw(hand, &[0.2, 0.0, 0.8], &mut rng);
-            counts[hand.iter().position(|c| c == card).unwrap()] += 1;
-        }
-        assert_eq!(counts[1], 0, "a card of probability 0 is never drawn");
-        let share = f64::from(counts[0]) / 30_000.0;
-        assert!((share - 0.2).abs() < 0.015, "{share}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use gops_common::checksum::{Digest, digest_bytes};
 use gops_common::engine::SolvedSlice;
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
+pub use gops_common::slice::SliceBytes;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
@@ -61,7 +62,7 @@ impl LayerRecord {
     /// The record of a complete layer: its size, and the digests of its slices in
     /// prize-rank order folded into the checksum.
     pub fn complete<'a>(
-        size: &crate::plan::LayerSize,
+        size: &gops_common::plan::LayerSize,
         digests: impl IntoIterator<Item = &'a Digest>,
         max_gap: f64,
         stored_values: u64,
@@ -78,16 +79,6 @@ impl LayerRecord {
             max_gap,
         }
     }
-}
-
-/// A stored slice as bytes, for serving to workers: its encoding and that encoding's
-/// digest (checked when read).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SliceBytes {
-    pub body: Vec<u8>,
-    pub digest: Digest,
-    pub max_gap: f64,
-    pub games: u64,
 }
 
 /// A stored slice, verified against its digest when read.
@@ -363,12 +354,13 @@ impl Store {
     /// resumes after them even if this process is killed. A slice already stored is
     /// overwritten with identical bytes (the engine is deterministic).
     pub fn put_slices(&self, k: u8, slices: &[SolvedSlice]) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
-        for slice in slices {
-            batch.insert(&slice_key(k, slice.prize_rank), encode_record(slice));
-        }
-        self.slices.apply_batch(batch).map_err(io)?;
-        self.flush()
+        let bytes: Vec<SliceBytes> = slices.iter().map(SolvedSlice::to_bytes).collect();
+        let batch: Vec<(u32, &SliceBytes)> = slices
+            .iter()
+            .zip(&bytes)
+            .map(|(s, b)| (s.prize_rank, b))
+            .collect();
+        self.put_slice_bytes(k, &batch)
     }
 
     /// The stored slice of layer `k`, prize rank `rank`, checked against its digest.
@@ -392,9 +384,21 @@ impl Store {
             .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}")))
     }
 
+    /// [`Store::slice`] of a slice that must be there (a complete layer's, or one listed
+    /// as stored): missing is damage.
+    pub fn require_slice(&self, k: u8, rank: u32) -> Result<SliceRecord, StoreError> {
+        self.slice(k, rank)?.ok_or_else(|| missing_slice(k, rank))
+    }
+
+    /// [`Store::slice_bytes`] of a slice that must be there: missing is damage.
+    pub fn require_slice_bytes(&self, k: u8, rank: u32) -> Result<SliceBytes, StoreError> {
+        self.slice_bytes(k, rank)?
+            .ok_or_else(|| missing_slice(k, rank))
+    }
+
     /// Stores slices that arrive as bytes (from a worker), in one flushed batch. The
     /// caller has validated them.
-    pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, SliceBytes)]) -> Result<(), StoreError> {
+    pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, &SliceBytes)]) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         for (rank, slice) in slices {
             batch.insert(&slice_key(k, *rank), record_bytes(slice));
@@ -447,14 +451,8 @@ impl Store {
     }
 }
 
-fn encode_record(solved: &SolvedSlice) -> Vec<u8> {
-    let body = solved.slice.encode();
-    record_bytes(&SliceBytes {
-        digest: digest_bytes(&body),
-        body,
-        max_gap: solved.max_gap,
-        games: solved.games,
-    })
+fn missing_slice(k: u8, rank: u32) -> StoreError {
+    StoreError::Corrupt(format!("slice {rank} of layer {k} is missing"))
 }
 
 fn record_bytes(slice: &SliceBytes) -> Vec<u8> {
@@ -578,7 +576,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_or_create(&dir.path().join("db"), 3, Objective::Points).unwrap();
         // layer 1 of the 3-card game: 3 patterns, 2 canonical
-        let good = encode_record(&solved(0, vec![1.0, 2.0]));
+        let good = record_bytes(&solved(0, vec![1.0, 2.0]).to_bytes());
         assert!(store.decode_record(1, 0, &good).is_ok());
         assert!(store.decode_record(1, 0, &good[..10]).is_err());
         assert!(

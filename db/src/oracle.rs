@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::kernel::GameSolver;
 use gops_common::layout::LayerLayout;
@@ -11,7 +12,6 @@ use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
 use gops_common::state::GameState;
-use gops_worker::cache::SliceCache;
 
 use crate::query::{QueryError, RevealedGame, check_upcard, complete_slice, solve_revealed};
 use crate::store::Store;

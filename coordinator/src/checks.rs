@@ -1,0 +1,214 @@
+//! What a submitted slice must pass before it is stored, as plain functions: the sorting
+//! of a submission into new slices and duplicates, then per new slice its digest, shape,
+//! finite values, certificate gap, and a sample of its states re-solved bit for bit.
+//! Every refusal is a [`Rejection`], so callers and tests match on the reason, not on
+//! its wording.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use gops_common::checksum::digest_bytes;
+use gops_common::engine::{EngineError, LayerEngine};
+use gops_common::kernel::{GAP_TOLERANCE, GameSolver};
+use gops_common::layout::Oriented;
+use gops_common::objective::Objective;
+use gops_common::prizes::prize_rank;
+use gops_common::slice::{Slice, SliceBytes};
+use gops_db::progress::LayerProgress;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// A submitted slice, as it arrives.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    pub layer: u8,
+    pub prize_rank: u32,
+    pub bytes: SliceBytes,
+}
+
+impl Submitted {
+    /// A solved slice as a worker submits it.
+    pub fn solved(layer: u8, solved: &gops_common::engine::SolvedSlice) -> Submitted {
+        Submitted {
+            layer,
+            prize_rank: solved.prize_rank,
+            bytes: solved.to_bytes(),
+        }
+    }
+}
+
+/// Why a submission is refused: the worker's data is wrong. Each names the slice.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Rejection {
+    #[error("slice of layer {got} while layer {open} is open")]
+    WrongLayer { got: u8, open: u8 },
+    #[error("layer {layer} has no slice {rank}")]
+    NoSuchSlice { layer: u8, rank: u32 },
+    #[error("slice {rank} submitted twice in one request")]
+    Repeated { rank: u32 },
+    #[error("slice {rank} differs from the one already stored")]
+    DiffersFromStored { rank: u32 },
+    #[error("slice {rank}: bytes do not match their digest")]
+    DigestMismatch { rank: u32 },
+    #[error("slice {rank}: {why}")]
+    Malformed { rank: u32, why: String },
+    #[error("slice {rank}: value {value}")]
+    NonFinite { rank: u32, value: f64 },
+    #[error("slice {rank}: certificate gap {gap:e} over tolerance")]
+    GapOverTolerance { rank: u32, gap: f64 },
+    #[error("slice {rank}: pattern {pattern} at d {d} is {stored}, a re-solve gives {resolved}")]
+    ValueMismatch {
+        rank: u32,
+        pattern: usize,
+        d: i32,
+        stored: f64,
+        resolved: f64,
+    },
+    #[error(
+        "slice {rank}: reported certificate gap {reported:e}, but pattern {pattern} at d {d} has a game with gap {found:e}"
+    )]
+    UnderstatedGap {
+        rank: u32,
+        pattern: usize,
+        d: i32,
+        reported: f64,
+        found: f64,
+    },
+}
+
+/// A submission sorted against the open layer's progress.
+#[derive(Debug, Default)]
+pub struct Sorted {
+    /// Slices not stored yet: to be checked.
+    pub fresh: Vec<Submitted>,
+    /// Slices stored already with the same digest, or of a layer already complete.
+    pub duplicates: u32,
+}
+
+/// Sorts `slices` into new ones and duplicates of what `progress` (the open layer)
+/// holds. A slice of a later layer, out of range, repeated, or differing from the stored
+/// one rejects the whole submission.
+pub fn sort_submission(
+    progress: &LayerProgress,
+    slices: Vec<Submitted>,
+) -> Result<Sorted, Rejection> {
+    let k = progress.k();
+    let mut sorted = Sorted::default();
+    let mut seen = HashSet::new();
+    for s in slices {
+        if s.layer < k && s.layer >= 1 {
+            sorted.duplicates += 1; // a late submission for a layer already complete
+            continue;
+        }
+        if s.layer != k {
+            return Err(Rejection::WrongLayer {
+                got: s.layer,
+                open: k,
+            });
+        }
+        let rank = s.prize_rank;
+        if rank as usize >= progress.size().slices {
+            return Err(Rejection::NoSuchSlice { layer: k, rank });
+        }
+        if !seen.insert(rank) {
+            return Err(Rejection::Repeated { rank });
+        }
+        match progress.digest(rank) {
+            Some(stored) if *stored == s.bytes.digest => sorted.duplicates += 1,
+            Some(_) => return Err(Rejection::DiffersFromStored { rank }),
+            None => sorted.fresh.push(s),
+        }
+    }
+    Ok(sorted)
+}
+
+/// How [`check_slice`] checks a slice.
+pub struct SliceCheck<'a> {
+    pub n: u8,
+    pub objective: Objective,
+    pub engine: &'a LayerEngine,
+    /// The slices of layer k - 1 the slice depends on, by prize rank.
+    pub below: &'a HashMap<u32, Arc<Slice>>,
+    /// Fraction of the slice's states re-solved (at least one; every state at 1).
+    pub verify_fraction: f64,
+}
+
+/// Either the slice is wrong, or the coordinator's own re-solve failed.
+#[derive(Debug)]
+pub enum CheckFailure {
+    Rejected(Rejection),
+    Engine(EngineError),
+}
+
+impl From<Rejection> for CheckFailure {
+    fn from(r: Rejection) -> Self {
+        CheckFailure::Rejected(r)
+    }
+}
+
+/// Checks one new slice: digest, shape, finite values, certificate, and a random
+/// sample of its states re-solved bit for bit (a fresh seed each time: a worker cannot
+/// know which states will be checked). Returns the slice's number of stored values.
+pub fn check_slice(check: &SliceCheck<'_>, s: &Submitted) -> Result<u64, CheckFailure> {
+    let rank = s.prize_rank;
+    if digest_bytes(&s.bytes.body) != s.bytes.digest {
+        return Err(Rejection::DigestMismatch { rank }.into());
+    }
+    let k = check.engine.k();
+    let slice = Slice::decode_for(check.n, check.objective, k, rank, &s.bytes.body)
+        .map_err(|why| Rejection::Malformed { rank, why })?;
+    if let Some(&value) = slice.values.iter().find(|v| !v.is_finite()) {
+        return Err(Rejection::NonFinite { rank, value }.into());
+    }
+    let scale = 1.0 + f64::from(gops_common::CardSet::full(check.n).sum());
+    let gap = s.bytes.max_gap;
+    if !(gap.is_finite() && (0.0..=GAP_TOLERANCE * scale).contains(&gap)) {
+        return Err(Rejection::GapOverTolerance { rank, gap }.into());
+    }
+    let dependency = |prizes| &*check.below[&prize_rank(prizes)];
+    let states = slice.patterns() * slice.width();
+    let samples = if check.verify_fraction >= 1.0 {
+        states
+    } else {
+        ((states as f64 * check.verify_fraction).ceil() as usize).clamp(1, states)
+    };
+    let mut rng = StdRng::seed_from_u64(rand::random());
+    let mut solver = GameSolver::new();
+    for i in 0..samples {
+        let state = if samples == states {
+            i
+        } else {
+            rng.random_range(0..states)
+        };
+        let (pattern, slot) = (state / slice.width(), state % slice.width());
+        let d = slot as i32 - slice.diff_range;
+        let again = check
+            .engine
+            .recompute_value(&mut solver, rank, pattern, d, &dependency)
+            .map_err(CheckFailure::Engine)?;
+        let stored = slice.value(Oriented::new(pattern as u32, false), d);
+        if stored.to_bits() != again.value.to_bits() {
+            return Err(Rejection::ValueMismatch {
+                rank,
+                pattern,
+                d,
+                stored,
+                resolved: again.value,
+            }
+            .into());
+        }
+        // the worker solved this state, so its games' gaps are in the reported maximum
+        let solved = stored.abs() != 1.0 || check.objective == Objective::Points;
+        if solved && again.gap > gap {
+            return Err(Rejection::UnderstatedGap {
+                rank,
+                pattern,
+                d,
+                reported: gap,
+                found: again.gap,
+            }
+            .into());
+        }
+    }
+    Ok(slice.values.len() as u64)
+}

@@ -1,0 +1,87 @@
+//! The layer being solved: its progress record (digests, largest gap), the engine that
+//! re-solves samples of submissions, the lease ledger of its shards, and a bounded cache
+//! of the slices of the layer below that those re-solves read.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gops_common::cache::SliceCache;
+use gops_common::engine::{LayerEngine, terminal_slice};
+use gops_common::objective::Objective;
+use gops_common::plan::{LayerSize, plan_shards_sized};
+use gops_common::slice::Slice;
+use gops_db::progress::LayerProgress;
+use gops_db::store::{Store, StoreError};
+use gops_proto::ids::LeaseId;
+
+use crate::checks::Submitted;
+use crate::cluster::CoordinatorConfig;
+use crate::ledger::LeaseLedger;
+
+pub struct OpenLayer {
+    pub progress: LayerProgress,
+    pub engine: Arc<LayerEngine>,
+    pub ledger: LeaseLedger,
+    /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
+    below: SliceCache,
+}
+
+impl OpenLayer {
+    /// Layer `k` as the store holds it, its missing slices planned into shards whose
+    /// leases are numbered from `first_lease`.
+    pub fn open(
+        store: &Store,
+        k: u8,
+        config: &CoordinatorConfig,
+        first_lease: LeaseId,
+    ) -> Result<OpenLayer, StoreError> {
+        let (n, objective): (u8, Objective) = (store.n(), store.objective());
+        let size = LayerSize::of(n, k, objective);
+        let progress = LayerProgress::resume(store, size)?;
+        let shards = plan_shards_sized(
+            &progress.missing(),
+            size.games_per_slice(),
+            config.min_shards,
+            config
+                .min_games_per_shard
+                .min(config.target_games_per_shard),
+            config.target_games_per_shard,
+        );
+        Ok(OpenLayer {
+            progress,
+            engine: Arc::new(LayerEngine::new(n, k, objective)),
+            ledger: LeaseLedger::new(shards, config.lease, first_lease),
+            below: SliceCache::new(config.verify_cache_bytes),
+        })
+    }
+
+    pub fn k(&self) -> u8 {
+        self.progress.k()
+    }
+
+    /// The slices of layer k - 1 that `fresh` slices read, from the cache or the store.
+    pub fn dependencies(
+        &mut self,
+        store: &Store,
+        fresh: &[Submitted],
+    ) -> Result<HashMap<u32, Arc<Slice>>, StoreError> {
+        let k = self.k();
+        let mut below = HashMap::new();
+        for s in fresh {
+            for rank in LayerEngine::dependency_ranks(s.prize_rank, k) {
+                if below.contains_key(&rank) {
+                    continue;
+                }
+                let slice = self.below.get_or_load(k - 1, rank, || {
+                    if k == 1 {
+                        Ok(terminal_slice())
+                    } else {
+                        store.require_slice(k - 1, rank).map(|r| r.slice)
+                    }
+                })?;
+                below.insert(rank, slice);
+            }
+        }
+        Ok(below)
+    }
+}

@@ -1,0 +1,20 @@
+//! The strategy database of a GOPS game: the one sled store of a run, and everything
+//! that reads a solved game. The coordinator writes through [`store`] and keeps a layer's
+//! bookkeeping in [`progress`]; the command line's read-only commands use the rest.
+//!
+//! Layout:
+//! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
+//! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
+//! - [`status`]: the run's status as a db records it.
+//! - [`query`]: a state's value and the strategies of a revealed game.
+//! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
+//! - [`export`]: the strategy database as rows for `gops export`.
+//! - [`policy`]: bidding policies, simulated play and exact exploitability.
+
+pub mod export;
+pub mod oracle;
+pub mod policy;
+pub mod progress;
+pub mod query;
+pub mod status;
+pub mod store;

@@ -1,0 +1,144 @@
+//! One record of a layer's progress: which slices are stored (with their digests), the
+//! largest certificate gap and the values stored so far. Built from the store when a run
+//! resumes, updated as slices are stored, and turned into the layer's durable record when
+//! the last slice arrives. Every driver of a solve keeps its bookkeeping here, so the
+//! checksum of a layer is computed in one place.
+
+use gops_common::checksum::Digest;
+use gops_common::plan::LayerSize;
+
+use crate::store::{LayerRecord, Store, StoreError};
+
+#[derive(Clone, Debug)]
+pub struct LayerProgress {
+    size: LayerSize,
+    digests: Vec<Option<Digest>>,
+    stored: usize,
+    max_gap: f64,
+    stored_values: u64,
+}
+
+impl LayerProgress {
+    /// Nothing stored yet.
+    pub fn empty(size: LayerSize) -> LayerProgress {
+        LayerProgress {
+            digests: vec![None; size.slices],
+            size,
+            stored: 0,
+            max_gap: 0.0,
+            stored_values: 0,
+        }
+    }
+
+    /// The progress of layer `size.k` as the store holds it (every stored slice is read
+    /// and checked against its digest).
+    pub fn resume(store: &Store, size: LayerSize) -> Result<LayerProgress, StoreError> {
+        let mut progress = LayerProgress::empty(size);
+        for rank in store.stored_ranks(size.k)? {
+            let record = store.require_slice(size.k, rank)?;
+            progress.record(
+                rank,
+                record.digest,
+                record.max_gap,
+                record.slice.values.len() as u64,
+            );
+        }
+        Ok(progress)
+    }
+
+    pub fn size(&self) -> &LayerSize {
+        &self.size
+    }
+
+    pub fn k(&self) -> u8 {
+        self.size.k
+    }
+
+    /// Slices stored so far.
+    pub fn stored(&self) -> usize {
+        self.stored
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.stored == self.size.slices
+    }
+
+    /// The digest of the stored slice of `rank`, if it is stored (and in range).
+    pub fn digest(&self, rank: u32) -> Option<&Digest> {
+        self.digests.get(rank as usize).and_then(Option::as_ref)
+    }
+
+    /// The ranks not stored yet, ascending.
+    pub fn missing(&self) -> Vec<u32> {
+        (0..self.size.slices as u32)
+            .filter(|&r| self.digests[r as usize].is_none())
+            .collect()
+    }
+
+    /// Records a stored slice; false (and nothing changes) if `rank` was recorded before.
+    /// Panics if `rank` is outside the layer: callers check ranks they were sent.
+    pub fn record(&mut self, rank: u32, digest: Digest, max_gap: f64, values: u64) -> bool {
+        let slot = &mut self.digests[rank as usize];
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(digest);
+        self.stored += 1;
+        self.max_gap = self.max_gap.max(max_gap);
+        self.stored_values += values;
+        true
+    }
+
+    /// The layer's record, once every slice is stored.
+    pub fn layer_record(&self) -> Option<LayerRecord> {
+        if !self.is_complete() {
+            return None;
+        }
+        let digests = self.digests.iter().flatten();
+        Some(LayerRecord::complete(
+            &self.size,
+            digests,
+            self.max_gap,
+            self.stored_values,
+        ))
+    }
+
+    /// Marks the layer complete in the store (its slices flushed first, then the record)
+    /// and returns the record; `None` if slices are still missing.
+    pub fn complete(&self, store: &Store) -> Result<Option<LayerRecord>, StoreError> {
+        let Some(record) = self.layer_record() else {
+            return Ok(None);
+        };
+        store.complete_layer(&record)?;
+        Ok(Some(record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gops_common::checksum::digest_bytes;
+    use gops_common::objective::Objective;
+
+    #[test]
+    fn a_layer_is_complete_once_every_slice_is_recorded_once() {
+        let size = LayerSize::of(4, 2, Objective::Points);
+        let mut progress = LayerProgress::empty(size);
+        assert_eq!(progress.missing().len(), size.slices);
+        for rank in 0..size.slices as u32 {
+            assert!(progress.layer_record().is_none());
+            assert!(progress.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3));
+            assert!(!progress.record(rank, digest_bytes(b"other"), 1.0, 3));
+        }
+        let record = progress.layer_record().expect("complete");
+        assert_eq!(record.max_gap, 1e-12);
+        assert_eq!(record.stored_values, 3 * size.slices as u64);
+        assert!(progress.missing().is_empty());
+        // the checksum folds the digests in rank order, not in arrival order
+        let mut reversed = LayerProgress::empty(size);
+        for rank in (0..size.slices as u32).rev() {
+            reversed.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3);
+        }
+        assert_eq!(reversed.layer_record().unwrap().checksum, record.checksum);
+    }
+}

@@ -1,0 +1,66 @@
+//! The status of a run as its db records it: per layer, slices done, states, and once
+//! complete its checksum and largest certificate gap (DESIGN §6 `status --json`).
+
+use gops_common::plan::LayerSize;
+use serde::Serialize;
+
+use crate::store::{Store, StoreError};
+
+/// One layer in `status` (DESIGN §6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayerStatus {
+    pub k: u8,
+    pub slices: usize,
+    pub done: usize,
+    pub states: u64,
+    /// Set once the layer is complete.
+    pub checksum: Option<String>,
+    pub max_gap: Option<f64>,
+    pub complete: bool,
+    /// Set once the layer is complete: values stored (for `win`, only the windows).
+    pub stored_values: Option<u64>,
+    /// Values a dense layout would store.
+    pub dense_values: u64,
+}
+
+/// The run's status (DESIGN §6 `status --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunStatus {
+    pub n: u8,
+    pub objective: String,
+    pub complete: bool,
+    pub layers: Vec<LayerStatus>,
+    pub db: String,
+    pub format_version: u32,
+}
+
+pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
+    let (n, objective) = (store.n(), store.objective());
+    let mut layers = Vec::new();
+    for k in 1..=n {
+        let size = LayerSize::of(n, k, objective);
+        let record = store.layer(k)?;
+        layers.push(LayerStatus {
+            k,
+            slices: size.slices,
+            done: match &record {
+                Some(r) => r.slices,
+                None => store.stored_count(k)?,
+            },
+            states: size.states,
+            complete: record.is_some(),
+            checksum: record.as_ref().map(|r| r.checksum.clone()),
+            max_gap: record.as_ref().map(|r| r.max_gap),
+            stored_values: record.as_ref().map(|r| r.stored_values),
+            dense_values: size.dense_values,
+        });
+    }
+    Ok(RunStatus {
+        n,
+        objective: objective.name().to_string(),
+        complete: layers.iter().all(|l| l.complete),
+        layers,
+        db: store.path().display().to_string(),
+        format_version: store.manifest().format_version,
+    })
+}

@@ -1,0 +1,113 @@
+//! `gops status`: the layers of a run, from its db (`--db`) or from its running
+//! coordinator (`--coordinator`, which adds the open layer, the workers and the rate).
+//! Both are typed values printed by one table.
+
+use gops_coordinator::status::ClusterStatus;
+use gops_db::status::{RunStatus, run_status};
+use gops_db::store::Store;
+use gops_proto::v1::StatusRequest;
+use gops_worker::backoff::tls_refusal;
+use gops_worker::connect_with_ca;
+use tonic::Code;
+
+use crate::args::StatusArgs;
+use crate::cluster_cmd::{client_credentials, runtime};
+use crate::failure::Failure;
+
+pub fn status(args: StatusArgs) -> Result<(), Failure> {
+    let Some(db) = &args.db else {
+        return remote_status(&args);
+    };
+    let store = Store::open_existing(db)?;
+    let status = run_status(&store)?;
+    if args.json {
+        println!("{}", to_json(&status));
+    } else {
+        print_status(&status);
+    }
+    Ok(())
+}
+
+/// The status as JSON, its keys in alphabetical order as they always were.
+fn to_json(status: &impl serde::Serialize) -> String {
+    serde_json::to_value(status)
+        .expect("a status serialises")
+        .to_string()
+}
+
+/// The status table of a run.
+fn print_status(status: &RunStatus) {
+    println!(
+        "{}-card {} game in {}: {}",
+        status.n,
+        status.objective,
+        status.db,
+        if status.complete {
+            "complete"
+        } else {
+            "incomplete"
+        }
+    );
+    println!(
+        "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
+        "k", "slices", "done", "states", "max_gap"
+    );
+    for l in &status.layers {
+        println!(
+            "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
+            l.k,
+            l.slices,
+            l.done,
+            l.states,
+            l.max_gap.map_or("-".to_string(), |g| format!("{g:.1e}")),
+            l.checksum.as_deref().unwrap_or("-")
+        );
+    }
+}
+
+fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
+    let url = args
+        .coordinator
+        .clone()
+        .expect("clap requires --db or --coordinator");
+    let (token, tls_ca) = client_credentials(args.token_file.as_deref(), args.tls_ca.as_deref())?;
+    let rt = runtime()?;
+    let reply = rt.block_on(async move {
+        let mut client = connect_with_ca(&url, token.as_deref(), tls_ca.as_deref())
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        client
+            .status(StatusRequest {})
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|s| {
+                let why = match tls_refusal(&s) {
+                    Some(tls) => format!("TLS with the coordinator failed: {tls}"),
+                    // what a plain client makes of a TLS server's answer
+                    None if url.starts_with("http://")
+                        && matches!(s.code(), Code::Cancelled | Code::Unknown) =>
+                    {
+                        format!(
+                            "{} (if the coordinator serves TLS, use https:// and --tls-ca)",
+                            s.message()
+                        )
+                    }
+                    None => s.message().to_string(),
+                };
+                Failure::Runtime(format!("status from {url}: {why}"))
+            })
+    })?;
+    let status = ClusterStatus::from_proto(reply)
+        .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
+    if args.json {
+        println!("{}", to_json(&status));
+        return Ok(());
+    }
+    print_status(&status.run);
+    println!(
+        "open layer: {}; {} live workers; {} games/s this run",
+        status.open_layer.map_or("-".to_string(), |k| k.to_string()),
+        status.workers.len(),
+        status.games_per_second as u64
+    );
+    Ok(())
+}

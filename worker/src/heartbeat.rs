@@ -1,0 +1,60 @@
+//! Heartbeats that keep a lease alive while its shard is solved or submitted: one bounded
+//! call every third of the lease, failures logged and never fatal.
+
+use std::time::Duration;
+
+use gops_proto::ids::{LeaseId, WorkerId};
+use gops_proto::v1::HeartbeatRequest;
+use tracing::{debug, warn};
+
+use crate::connection::Client;
+
+/// What a lease is kept alive for.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Phase {
+    Solving,
+    /// A lost lease is expected here in the instant between the coordinator storing the
+    /// submission and the worker hearing so.
+    Submitting,
+}
+
+/// One heartbeat for `lease_id`, bounded by `limit` so a stuck call never holds up the
+/// work it accompanies; failures are logged, not fatal.
+async fn heartbeat(
+    client: &Client,
+    worker_id: WorkerId,
+    lease_id: LeaseId,
+    limit: Duration,
+    phase: Phase,
+) {
+    let request = HeartbeatRequest {
+        worker_id: worker_id.0,
+        lease_id: lease_id.0,
+    };
+    let mut client = client.clone();
+    match tokio::time::timeout(limit, client.heartbeat(request)).await {
+        Ok(Ok(reply)) if !reply.get_ref().valid => match phase {
+            Phase::Solving => warn!(lease = %lease_id, "lease lost; finishing the shard anyway"),
+            Phase::Submitting => debug!(lease = %lease_id, "lease no longer open while submitting"),
+        },
+        Ok(Ok(_)) => {}
+        Ok(Err(status)) => warn!(error = %status.message(), "heartbeat failed"),
+        Err(_) => warn!("heartbeat timed out"),
+    }
+}
+
+/// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
+pub async fn keep_lease(
+    client: Client,
+    worker_id: WorkerId,
+    lease_id: LeaseId,
+    every: Duration,
+    phase: Phase,
+) {
+    let mut beats = tokio::time::interval(every.max(Duration::from_millis(1)));
+    beats.tick().await;
+    loop {
+        beats.tick().await;
+        heartbeat(&client, worker_id, lease_id, every, phase).await;
+    }
+}

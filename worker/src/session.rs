@@ -1,0 +1,158 @@
+//! A worker's session with its coordinator: the client, the retry policy, the id the
+//! coordinator gave it at `Hello` and the game it runs. A restarted coordinator forgets
+//! its workers; the session then says hello again and checks the game is the same.
+
+use std::future::Future;
+use std::time::Duration;
+
+use gops_common::objective::Objective;
+use gops_proto::ids::WorkerId;
+use gops_proto::v1::HelloRequest;
+use tokio::sync::watch;
+use tonic::Status;
+use tracing::info;
+
+use crate::backoff::Backoff;
+use crate::call::{Called, call_with};
+use crate::client::ClientError;
+use crate::connection::Client;
+
+pub struct Session {
+    pub client: Client,
+    pub backoff: Backoff,
+    /// Turns true when the worker is asked to stop.
+    pub stop: watch::Receiver<bool>,
+    /// `None` until the first hello is answered.
+    pub worker_id: Option<WorkerId>,
+    pub n: u8,
+    pub objective: Objective,
+    /// How long a lease lasts without a heartbeat.
+    pub lease: Duration,
+}
+
+/// What a worker learns from a hello.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Welcome {
+    pub worker_id: WorkerId,
+    pub n: u8,
+    pub objective: Objective,
+    pub lease: Duration,
+}
+
+impl Welcome {
+    /// The coordinator's answer, checked for form.
+    pub fn from_reply(reply: &gops_proto::v1::HelloReply) -> Result<Welcome, ClientError> {
+        let n = u8::try_from(reply.n)
+            .ok()
+            .filter(|n| (1..=gops_common::MAX_N).contains(n))
+            .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
+        let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
+        Ok(Welcome {
+            worker_id: WorkerId(reply.worker_id),
+            n,
+            objective,
+            lease: Duration::from_millis(reply.lease_ms.max(1)),
+        })
+    }
+}
+
+impl Session {
+    /// A session not yet greeted.
+    pub fn new(client: Client, backoff: Backoff, stop: watch::Receiver<bool>) -> Session {
+        Session {
+            client,
+            backoff,
+            stop,
+            worker_id: None,
+            n: 0,
+            objective: Objective::Points,
+            lease: Duration::from_secs(60),
+        }
+    }
+
+    /// The id the coordinator gave this worker (0 before the first hello, which the
+    /// coordinator never hands out).
+    pub fn id(&self) -> WorkerId {
+        self.worker_id.unwrap_or_default()
+    }
+
+    pub async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        call_with(&self.client, &self.backoff, &self.stop, what, f).await
+    }
+
+    /// Says hello (again, after a coordinator restart: the game must be the same).
+    pub async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
+        let request = HelloRequest {
+            protocol_version: gops_proto::PROTOCOL_VERSION,
+            worker_name: name.to_string(),
+            threads: threads as u32,
+        };
+        let reply = match self
+            .call("hello", |mut c| {
+                let r = request.clone();
+                async move { c.hello(r).await }
+            })
+            .await?
+        {
+            Called::Done(reply) => reply,
+            Called::Forgotten => {
+                return Err(ClientError::Protocol(
+                    "hello answered 'unknown worker'".into(),
+                ));
+            }
+        };
+        let welcome = Welcome::from_reply(&reply)?;
+        if self.worker_id.is_some() && (welcome.n != self.n || welcome.objective != self.objective)
+        {
+            return Err(ClientError::Protocol(
+                "the coordinator now runs another game".into(),
+            ));
+        }
+        self.worker_id = Some(welcome.worker_id);
+        (self.n, self.objective, self.lease) = (welcome.n, welcome.objective, welcome.lease);
+        info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gops_proto::v1::HelloReply;
+
+    #[test]
+    fn a_welcome_of_the_wrong_form_is_a_protocol_error() {
+        let reply = HelloReply {
+            worker_id: 5,
+            n: 13,
+            objective: "win".into(),
+            lease_ms: 0,
+        };
+        let welcome = Welcome::from_reply(&reply).unwrap();
+        assert_eq!(welcome.worker_id, WorkerId(5));
+        assert_eq!(welcome.lease, Duration::from_millis(1));
+        for bad in [
+            HelloReply {
+                n: 0,
+                ..reply.clone()
+            },
+            HelloReply {
+                n: 17,
+                ..reply.clone()
+            },
+            HelloReply {
+                objective: "score".into(),
+                ..reply.clone()
+            },
+        ] {
+            assert!(matches!(
+                Welcome::from_reply(&bad),
+                Err(ClientError::Protocol(_))
+            ));
+        }
+    }
+}
