@@ -9,15 +9,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gops_common::checksum::digest_bytes;
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_set_count;
+use gops_common::slice::SliceBytes;
 use gops_common::solution::InMemorySolution;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
 use gops_coordinator::service::serve;
 use gops_db::store::Store;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
+use gops_proto::wire::slice_data;
 use gops_proto::v1::{
     FetchRequest, HelloRequest, LeaseRequest, SliceData, SubmitRequest, lease_reply,
 };
@@ -39,18 +40,8 @@ fn main() {
     let mut slices: HashMap<(u8, u32), SliceData> = HashMap::new();
     for k in 1..=N {
         for (rank, slice) in solution.layers[k as usize].iter().enumerate() {
-            let body = slice.encode();
-            slices.insert(
-                (k, rank as u32),
-                SliceData {
-                    layer: u32::from(k),
-                    prize_rank: rank as u32,
-                    digest: digest_bytes(&body).to_vec(),
-                    body,
-                    max_gap: 0.0,
-                    games: 1,
-                },
-            );
+            let bytes = SliceBytes::of(slice, 0.0, 1);
+            slices.insert((k, rank as u32), slice_data(k, rank as u32, bytes));
         }
     }
     let slices = Arc::new(slices);
