@@ -43,6 +43,8 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// How much a best-responding opponent gains against a policy, exactly.
     Exploit(ExploitArgs),
+    /// Re-check a database: layer checksums, and stored states re-solved bit for bit.
+    Verify(VerifyArgs),
 }
 
 /// `--threads`, or every core the machine offers.
@@ -310,6 +312,29 @@ pub struct ExploitArgs {
     #[arg(long, value_enum)]
     pub policy: PolicyArg,
     /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// Database directory of a solved (or partly solved) game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Fraction of each slice's states to re-solve, in (0, 1]; 1 checks every state.
+    #[arg(long, default_value_t = 0.01)]
+    pub fraction: f64,
+    /// Layers (cards left) to verify: K..L (inclusive), K.., ..L or K [default: all].
+    #[arg(long)]
+    pub layers: Option<String>,
+    /// Seed of the sample: the same seed re-solves the same states [default: from the
+    /// clock; the report prints it].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Threads [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
 }

@@ -79,7 +79,7 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
 }
 
 /// `K..L` (inclusive), `K..`, `..L` or `K`; all layers when absent.
-fn parse_layers(text: Option<&str>, n: u8) -> Result<std::ops::RangeInclusive<u8>, Failure> {
+pub fn parse_layers(text: Option<&str>, n: u8) -> Result<std::ops::RangeInclusive<u8>, Failure> {
     let Some(text) = text else {
         return Ok(1..=n);
     };

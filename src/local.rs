@@ -6,13 +6,12 @@
 //! budget, for tests) lets the shard in hand finish and be stored, then stops; the next
 //! run resumes from the store.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use gops_common::cache::SliceCache;
-use gops_common::engine::{LayerEngine, terminal_slice};
+use gops_common::engine::LayerEngine;
 use gops_common::prizes::prize_rank;
 use gops_common::shard::{ShardError, ShardSolver};
 use gops_coordinator::checks::Submitted;
@@ -190,21 +189,9 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
                 layer_engine.insert(LayerEngine::new(core.n(), layer, core.objective()))
             }
         };
-        let mut below = HashMap::new();
-        for &rank in &prize_ranks {
-            for dependency in LayerEngine::dependency_ranks(rank, layer) {
-                let slice = cache.get_or_load(layer - 1, dependency, || {
-                    if layer == 1 {
-                        Ok(terminal_slice())
-                    } else {
-                        core.store()
-                            .require_slice(layer - 1, dependency)
-                            .map(|r| r.slice)
-                    }
-                })?;
-                below.insert(dependency, slice);
-            }
-        }
+        let below = core
+            .store()
+            .slices_below(&mut cache, layer, prize_ranks.iter().copied())?;
         let dependency = |prizes| &*below[&prize_rank(prizes)];
         let solved = solver.solve_shard(engine, &prize_ranks, &dependency)?;
         let submitted = solved.iter().map(|s| Submitted::solved(layer, s)).collect();

@@ -15,6 +15,7 @@ mod query_cmd;
 mod solve_cmd;
 mod status_cmd;
 mod tls;
+mod verify_cmd;
 
 use clap::Parser;
 
@@ -49,6 +50,7 @@ fn main() {
         Command::Play(args) => play_cmd::run(args),
         Command::Simulate(args) => policy_cmd::simulate(args),
         Command::Exploit(args) => policy_cmd::exploit(args),
+        Command::Verify(args) => verify_cmd::run(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

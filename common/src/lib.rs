@@ -13,12 +13,14 @@
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
 //! - [`state`]: concrete states and where their values are stored.
 //! - [`checksum`]: slice digests and layer checksums.
+//! - [`audit`]: stored states re-solved and compared bit for bit.
 //! - [`shard`]: a pool of threads solving a shard of prize sets.
 //! - [`plan`]: layer sizes and the split of a layer into shards.
 //! - [`cache`]: a bounded LRU cache of slices.
 //! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
 
+pub mod audit;
 pub mod binomial;
 pub mod cache;
 pub mod cards;

@@ -18,10 +18,10 @@ use gops_coordinator::observer::Silent;
 use gops_coordinator::service::serve;
 use gops_db::store::Store;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
-use gops_proto::wire::slice_data;
 use gops_proto::v1::{
     FetchRequest, HelloRequest, LeaseRequest, SliceData, SubmitRequest, lease_reply,
 };
+use gops_proto::wire::slice_data;
 
 const N: u8 = 10;
 

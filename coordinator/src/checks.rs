@@ -7,16 +7,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use gops_common::audit::{resolve_state, sample_states};
 use gops_common::checksum::digest_bytes;
 use gops_common::engine::{EngineError, LayerEngine};
 use gops_common::kernel::{GAP_TOLERANCE, GameSolver};
-use gops_common::layout::Oriented;
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::{Slice, SliceBytes};
 use gops_db::progress::LayerProgress;
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 /// A submitted slice, as it arrives.
 #[derive(Clone, Debug)]
@@ -166,40 +166,25 @@ pub fn check_slice(check: &SliceCheck<'_>, s: &Submitted) -> Result<u64, CheckFa
         return Err(Rejection::GapOverTolerance { rank, gap }.into());
     }
     let dependency = |prizes| &*check.below[&prize_rank(prizes)];
-    let states = slice.patterns() * slice.width();
-    let samples = if check.verify_fraction >= 1.0 {
-        states
-    } else {
-        ((states as f64 * check.verify_fraction).ceil() as usize).clamp(1, states)
-    };
+    // a fresh seed each time: a worker cannot know which states will be checked
     let mut rng = StdRng::seed_from_u64(rand::random());
     let mut solver = GameSolver::new();
-    for i in 0..samples {
-        let state = if samples == states {
-            i
-        } else {
-            rng.random_range(0..states)
-        };
-        let (pattern, slot) = (state / slice.width(), state % slice.width());
-        let d = slot as i32 - slice.diff_range;
-        let again = check
-            .engine
-            .recompute_value(&mut solver, rank, pattern, d, &dependency)
+    for state in sample_states(&slice, check.verify_fraction, &mut rng) {
+        let again = resolve_state(check.engine, &mut solver, rank, &slice, state, &dependency)
             .map_err(CheckFailure::Engine)?;
-        let stored = slice.value(Oriented::new(pattern as u32, false), d);
-        if stored.to_bits() != again.value.to_bits() {
+        let (pattern, d) = (again.pattern, again.d);
+        if !again.matches() {
             return Err(Rejection::ValueMismatch {
                 rank,
                 pattern,
                 d,
-                stored,
-                resolved: again.value,
+                stored: again.stored,
+                resolved: again.resolved,
             }
             .into());
         }
         // the worker solved this state, so its games' gaps are in the reported maximum
-        let solved = stored.abs() != 1.0 || check.objective == Objective::Points;
-        if solved && again.gap > gap {
+        if again.was_solved(check.objective) && again.gap > gap {
             return Err(Rejection::UnderstatedGap {
                 rank,
                 pattern,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gops_common::cache::SliceCache;
-use gops_common::engine::{LayerEngine, terminal_slice};
+use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::{LayerSize, plan_shards_sized};
 use gops_common::slice::Slice;
@@ -66,22 +66,6 @@ impl OpenLayer {
         fresh: &[Submitted],
     ) -> Result<HashMap<u32, Arc<Slice>>, StoreError> {
         let k = self.k();
-        let mut below = HashMap::new();
-        for s in fresh {
-            for rank in LayerEngine::dependency_ranks(s.prize_rank, k) {
-                if below.contains_key(&rank) {
-                    continue;
-                }
-                let slice = self.below.get_or_load(k - 1, rank, || {
-                    if k == 1 {
-                        Ok(terminal_slice())
-                    } else {
-                        store.require_slice(k - 1, rank).map(|r| r.slice)
-                    }
-                })?;
-                below.insert(rank, slice);
-            }
-        }
-        Ok(below)
+        store.slices_below(&mut self.below, k, fresh.iter().map(|s| s.prize_rank))
     }
 }

@@ -10,6 +10,7 @@
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`export`]: the strategy database as rows for `gops export`.
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
+//! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
 
 pub mod export;
 pub mod oracle;
@@ -18,3 +19,4 @@ pub mod progress;
 pub mod query;
 pub mod status;
 pub mod store;
+pub mod verify;

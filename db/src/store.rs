@@ -6,10 +6,13 @@
 //! range; `layers` holds a record per *complete* layer (checksum, certificate maximum),
 //! written only after the layer's slices are flushed.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use gops_common::cache::SliceCache;
 use gops_common::checksum::{Digest, digest_bytes};
-use gops_common::engine::SolvedSlice;
+use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
@@ -394,6 +397,33 @@ impl Store {
     pub fn require_slice_bytes(&self, k: u8, rank: u32) -> Result<SliceBytes, StoreError> {
         self.slice_bytes(k, rank)?
             .ok_or_else(|| missing_slice(k, rank))
+    }
+
+    /// The slices of layer `k - 1` that the slices of `ranks` in layer `k` read, by prize
+    /// rank, through `cache` (layer 0 is the terminal slice). They must be stored.
+    pub fn slices_below(
+        &self,
+        cache: &mut SliceCache,
+        k: u8,
+        ranks: impl IntoIterator<Item = u32>,
+    ) -> Result<HashMap<u32, Arc<Slice>>, StoreError> {
+        let mut below = HashMap::new();
+        for rank in ranks {
+            for dependency in LayerEngine::dependency_ranks(rank, k) {
+                if below.contains_key(&dependency) {
+                    continue;
+                }
+                let slice = cache.get_or_load(k - 1, dependency, || {
+                    if k == 1 {
+                        Ok(terminal_slice())
+                    } else {
+                        self.require_slice(k - 1, dependency).map(|r| r.slice)
+                    }
+                })?;
+                below.insert(dependency, slice);
+            }
+        }
+        Ok(below)
     }
 
     /// Stores slices that arrive as bytes (from a worker), in one flushed batch. The

@@ -10,3 +10,4 @@ mod reference;
 mod resume;
 mod support;
 mod tls;
+mod verify;

@@ -1,0 +1,100 @@
+//! `gops verify`: re-checks a db (its layer checksums, and a sample or all of its states
+//! re-solved bit for bit from the layer below) and reports what it found. Exit 1 on any
+//! mismatch.
+
+use gops_db::store::Store;
+use gops_db::verify::{VerifyOptions, VerifyReport, verify};
+
+use crate::args::VerifyArgs;
+use crate::failure::Failure;
+
+pub fn run(args: VerifyArgs) -> Result<(), Failure> {
+    if !(args.fraction > 0.0 && args.fraction <= 1.0) {
+        return Err(Failure::Usage(format!(
+            "--fraction must be in (0, 1], got {}",
+            args.fraction
+        )));
+    }
+    let n = match Store::peek_manifest(&args.db)? {
+        Some(manifest) => manifest.n,
+        None => Store::open_existing(&args.db)?.n(),
+    };
+    let layers = crate::export_cmd::parse_layers(args.layers.as_deref(), n)?;
+    let store = Store::open_existing(&args.db)?;
+    let options = VerifyOptions {
+        fraction: args.fraction,
+        layers,
+        seed: args.seed.unwrap_or_else(crate::play_cmd::clock_seed),
+        cache_bytes: 1 << 30,
+    };
+    let threads = crate::args::threads_or_all_cores(args.threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Failure::Runtime(format!("cannot start {threads} threads: {e}")))?;
+    let slices: u64 = options
+        .layers
+        .clone()
+        .map(|k| gops_common::prizes::prize_set_count(n, k) as u64)
+        .sum();
+    let bar = crate::progress::count_bar(slices, "verify");
+    let report = pool
+        .install(|| verify(&store, &options, &|done| bar.inc(done)))
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    bar.finish_and_clear();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string(&report).expect("a report serialises")
+        );
+    } else {
+        print_report(&report, threads);
+    }
+    if report.is_clean() {
+        Ok(())
+    } else {
+        Err(Failure::Runtime(format!(
+            "{} mismatches, {} layer checksums wrong: the db does not hold what its layers below give",
+            report.mismatch_count,
+            report.layers.iter().filter(|l| !l.checksum_matches).count()
+        )))
+    }
+}
+
+fn print_report(report: &VerifyReport, threads: usize) {
+    println!(
+        "verified the {}-card {} game: {:.4} of each slice's states re-solved (seed {}), {threads} threads",
+        report.n, report.objective, report.fraction, report.seed
+    );
+    println!(
+        "{:>3} {:>7} {:>14} {:>10} {:>9}  checksum",
+        "k", "slices", "states", "mismatches", "max_gap"
+    );
+    for l in &report.layers {
+        println!(
+            "{:>3} {:>7} {:>14} {:>10} {:>9.1e}  {}",
+            l.k,
+            l.slices,
+            l.states_checked,
+            l.mismatches,
+            l.max_gap,
+            if l.checksum_matches { "ok" } else { "WRONG" }
+        );
+    }
+    if !report.incomplete_layers.is_empty() {
+        println!(
+            "not complete, not verified: layers {:?}",
+            report.incomplete_layers
+        );
+    }
+    for m in &report.mismatches {
+        println!(
+            "mismatch: layer {} prizes {:?} pattern {} d {}: stored {:e}, re-solved {:e}",
+            m.k, m.prizes, m.pattern, m.diff, m.stored, m.resolved
+        );
+    }
+    println!(
+        "{} states re-solved in {:.1} s, {} mismatches, largest gap {:.1e}",
+        report.states_checked, report.seconds, report.mismatch_count, report.max_gap
+    );
+}

@@ -1,0 +1,140 @@
+//! `gops verify` on a clean db, on a db with one value altered behind a consistent digest
+//! (and, the second time, a consistent layer checksum too), and on bad input.
+
+use gops_common::plan::LayerSize;
+use gops_common::slice::SliceBytes;
+use gops_db::progress::LayerProgress;
+use gops_db::store::Store;
+use serde_json::Value;
+
+use crate::support::{gops, gops_ok, snapshot, solve, stderr, stdout, temp_db};
+
+fn verify_json(db: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["verify", "--db", db, "--json"];
+    args.extend_from_slice(extra);
+    let out = gops(&args);
+    let report = serde_json::from_str(&stdout(&out)).expect("a JSON report");
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// Flips the lowest bit of value `index` of the slice of `rank` in layer `k`, stored
+/// with a digest that matches the new bytes; with `fix_checksum`, the layer's record is
+/// rewritten to match as well, so only a re-solve can tell.
+fn alter_value(db: &std::path::Path, k: u8, rank: u32, index: usize, fix_checksum: bool) {
+    let store = Store::open_existing(db).unwrap();
+    let record = store.require_slice(k, rank).unwrap();
+    let mut slice = record.slice;
+    slice.values[index] = f64::from_bits(slice.values[index].to_bits() ^ 1);
+    let bytes = SliceBytes::of(&slice, record.max_gap, record.games);
+    store.put_slice_bytes(k, &[(rank, &bytes)]).unwrap();
+    if fix_checksum {
+        let size = LayerSize::of(store.n(), k, store.objective());
+        let progress = LayerProgress::resume(&store, size).unwrap();
+        store
+            .complete_layer(&progress.layer_record().unwrap())
+            .unwrap();
+    }
+    store.flush().unwrap();
+}
+
+#[test]
+fn a_clean_db_passes_and_one_altered_value_is_found() {
+    let (_dir, db) = temp_db();
+    solve(&db, 5, &[]);
+    let path = db.to_str().unwrap();
+    let (code, report) = verify_json(path, &["--fraction", "1", "--threads", "2"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["mismatch_count"], 0);
+    assert_eq!(report["layers"].as_array().unwrap().len(), 5);
+    assert!(
+        report["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["checksum_matches"] == true)
+    );
+    // the same seed re-solves the same states, whatever the thread count
+    let (_, one) = verify_json(
+        path,
+        &["--fraction", "0.3", "--seed", "11", "--threads", "1"],
+    );
+    let (_, two) = verify_json(
+        path,
+        &["--fraction", "0.3", "--seed", "11", "--threads", "2"],
+    );
+    assert_eq!(one["layers"], two["layers"]);
+
+    // one value of layer 3 altered, digest and layer checksum consistent
+    alter_value(&db, 3, 4, 2, true);
+    let (code, report) = verify_json(path, &["--fraction", "1"]);
+    assert_eq!(code, 1, "{report}");
+    let mismatches = report["mismatches"].as_array().unwrap();
+    assert!(
+        mismatches
+            .iter()
+            .any(|m| m["k"] == 3 && m["prizes"] == serde_json::json!([1, 2, 5])),
+        "{report}"
+    );
+    // layer 4 is re-solved from the altered layer 3 and disagrees too; layers 1, 2 don't
+    assert!(report["layers"][1]["mismatches"] == 0 && report["layers"][0]["mismatches"] == 0);
+    assert!(
+        report["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["checksum_matches"] == true)
+    );
+    // the text report names the state and exits 1
+    let out = gops(&["verify", "--db", path, "--fraction", "1", "--layers", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("mismatch: layer 3 prizes [1, 2, 5]"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("mismatches"));
+}
+
+#[test]
+fn an_altered_slice_under_an_old_layer_record_fails_its_checksum() {
+    let (_dir, db) = temp_db();
+    solve(&db, 4, &["--objective", "win"]);
+    alter_value(&db, 2, 1, 0, false);
+    let (code, report) = verify_json(
+        db.to_str().unwrap(),
+        &["--fraction", "0.01", "--layers", "2"],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(report["layers"][0]["checksum_matches"], false, "{report}");
+}
+
+#[test]
+fn bad_verify_input_is_refused_and_changes_nothing() {
+    let (_dir, db) = temp_db();
+    solve(&db, 3, &[]);
+    let path = db.to_str().unwrap();
+    let before = snapshot(&db);
+    for args in [
+        vec!["--fraction", "0"],
+        vec!["--fraction", "1.5"],
+        vec!["--fraction", "-0.1"],
+        vec!["--layers", "4"],
+        vec!["--layers", "3..1"],
+        vec!["--threads", "0"],
+    ] {
+        let mut all = vec!["verify", "--db", path];
+        all.extend_from_slice(&args);
+        let out = gops(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let missing = gops(&["verify", "--db", "/nonexistent/gops-db"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(snapshot(&db), before, "verify wrote to the db");
+    gops_ok(&["verify", "--db", path]);
+}
