@@ -75,6 +75,10 @@ pub struct SolveArgs {
     /// Do not print the first-move strategies after the summary.
     #[arg(long)]
     pub no_first_moves: bool,
+    /// Start even if the db's file system has less free space than the db is estimated
+    /// to need.
+    #[arg(long)]
+    pub skip_disk_check: bool,
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
@@ -96,6 +100,10 @@ pub struct CoordinatorArgs {
     /// Database directory (created if missing).
     #[arg(long)]
     pub db: PathBuf,
+    /// Start even if the db's file system has less free space than the db is estimated
+    /// to need.
+    #[arg(long)]
+    pub skip_disk_check: bool,
     /// Address to serve gRPC on, e.g. 0.0.0.0:7700.
     #[arg(long)]
     pub listen: std::net::SocketAddr,

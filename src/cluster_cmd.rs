@@ -98,6 +98,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         }
     };
     let tls_on = tls.is_some();
+    crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),

@@ -4,6 +4,7 @@
 
 mod args;
 mod cluster_cmd;
+mod disk_check;
 mod export_cmd;
 mod failure;
 mod local;

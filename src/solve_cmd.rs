@@ -32,6 +32,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             args.verify_fraction
         )));
     }
+    crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let stop = Arc::new(StopSignal {
         after_slices: args.stop_after_slices,

@@ -3,6 +3,7 @@
 //! Both are typed values printed by one table.
 
 use gops_coordinator::status::ClusterStatus;
+use gops_db::disk::human_bytes;
 use gops_db::status::{RunStatus, run_status};
 use gops_db::store::Store;
 use gops_proto::v1::StatusRequest;
@@ -47,6 +48,11 @@ fn print_status(status: &RunStatus) {
         } else {
             "incomplete"
         }
+    );
+    println!(
+        "db size: {} (about {} when complete)",
+        human_bytes(status.db_bytes),
+        human_bytes(status.estimated_db_bytes)
     );
     println!(
         "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",

@@ -61,6 +61,8 @@ impl ClusterStatus {
                     .collect(),
                 db: run.db.clone(),
                 format_version: run.format_version,
+                db_bytes: run.db_bytes,
+                estimated_db_bytes: run.estimated_db_bytes,
             }),
             open_layer: self.open_layer.map(u32::from),
             shards: self.shards.map(|s| v1::ShardCounts {
@@ -118,6 +120,8 @@ impl ClusterStatus {
                 layers,
                 db: run.db,
                 format_version: run.format_version,
+                db_bytes: run.db_bytes,
+                estimated_db_bytes: run.estimated_db_bytes,
             },
             open_layer: reply
                 .open_layer
@@ -187,6 +191,8 @@ mod tests {
                 ],
                 db: "/tmp/db".into(),
                 format_version: 3,
+                db_bytes: 12_345,
+                estimated_db_bytes: 99_999,
             },
             open_layer: Some(2),
             shards: Some(ShardCounts {
@@ -243,6 +249,8 @@ mod tests {
             "\"layers\"",
             "\"db\"",
             "\"format_version\"",
+            "\"db_bytes\"",
+            "\"estimated_db_bytes\"",
             "\"open_layer\"",
             "\"shards\"",
             "\"workers\"",

@@ -6,12 +6,14 @@
 //! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
+//! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
 //! - [`query`]: a state's value and the strategies of a revealed game.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`export`]: the strategy database as rows for `gops export`.
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
 
+pub mod disk;
 pub mod export;
 pub mod oracle;
 pub mod policy;

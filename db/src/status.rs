@@ -32,6 +32,10 @@ pub struct RunStatus {
     pub layers: Vec<LayerStatus>,
     pub db: String,
     pub format_version: u32,
+    /// Bytes the db's files take now.
+    pub db_bytes: u64,
+    /// The db's estimated size once complete ([`crate::disk::estimated_db_bytes`]).
+    pub estimated_db_bytes: u64,
 }
 
 pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
@@ -62,5 +66,7 @@ pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
         layers,
         db: store.path().display().to_string(),
         format_version: store.manifest().format_version,
+        db_bytes: crate::disk::db_bytes(store.path()),
+        estimated_db_bytes: crate::disk::estimated_db_bytes(n, objective),
     })
 }
