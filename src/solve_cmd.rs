@@ -112,6 +112,14 @@ fn check_memory(n: u8, objective: Objective) -> Result<(), Failure> {
     Ok(())
 }
 
+/// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.
+fn peak_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// MemAvailable from /proc/meminfo, where there is one.
 fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -137,6 +145,14 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         seconds,
         count(rate as u64)
     );
+    let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
+    match peak_rss() {
+        Some(peak) => println!(
+            "peak memory {}, db {db_size}",
+            gops_db::disk::human_bytes(peak)
+        ),
+        None => println!("db {db_size}"),
+    }
     println!(
         "{:>3} {:>7} {:>14} {:>9}  checksum",
         "k", "slices", "states", "max_gap"
