@@ -79,6 +79,10 @@ pub struct SolveArgs {
     /// to need.
     #[arg(long)]
     pub skip_disk_check: bool,
+    /// Memory budget of the process in MiB, split among its caches [default: half the
+    /// memory available, at most 4096]; refused when below what the game needs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub memory_mb: Option<u64>,
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
@@ -104,6 +108,10 @@ pub struct CoordinatorArgs {
     /// to need.
     #[arg(long)]
     pub skip_disk_check: bool,
+    /// Memory budget of the process in MiB, split among its caches [default: half the
+    /// memory available, at most 4096]; refused when below what the game needs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub memory_mb: Option<u64>,
     /// Address to serve gRPC on, e.g. 0.0.0.0:7700.
     #[arg(long)]
     pub listen: std::net::SocketAddr,
@@ -154,9 +162,13 @@ pub struct WorkerArgs {
     /// File holding the run's token.
     #[arg(long)]
     pub token_file: Option<PathBuf>,
-    /// Memory for cached dependency slices, in MiB.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
-    pub cache_mb: u64,
+    /// Memory for cached dependency slices, in MiB (instead of --memory-mb).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "memory_mb")]
+    pub cache_mb: Option<u64>,
+    /// Memory budget of the worker in MiB; its cache gets what the game's need leaves
+    /// [default: half the memory available, at most 4096].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub memory_mb: Option<u64>,
     /// A name for logs and status [default: the host name].
     #[arg(long)]
     pub name: Option<String>,

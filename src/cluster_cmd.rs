@@ -98,12 +98,19 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         }
     };
     let tls_on = tls.is_some();
+    let caches = crate::memory::split(
+        args.memory_mb,
+        n,
+        args.objective,
+        gops_common::budget::Role::Coordinator,
+    )?;
     crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,
         target_games_per_shard: args.shard_games,
+        verify_cache_bytes: caches.verify_cache as usize,
         ..CoordinatorConfig::default()
     };
     let core = Arc::new(
@@ -171,7 +178,15 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         tls_ca,
         threads,
         token,
-        cache_bytes: (args.cache_mb as usize).saturating_mul(1 << 20),
+        cache_bytes: (args.cache_mb.unwrap_or(0) as usize).saturating_mul(1 << 20),
+        // without --cache-mb the cache comes from the budget, once the game is known
+        memory_budget: match args.cache_mb {
+            Some(_) => None,
+            None => Some(args.memory_mb.map_or_else(
+                || gops_common::budget::default_budget(crate::memory::available_memory(), 0),
+                |mb| mb.saturating_mul(1 << 20),
+            )),
+        },
         name,
         backoff: Backoff {
             give_up_after: Duration::from_secs(args.give_up_secs),

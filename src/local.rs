@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use gops_common::budget::CacheSplit;
 use gops_common::cache::SliceCache;
 use gops_common::engine::LayerEngine;
 use gops_common::prizes::prize_rank;
@@ -76,30 +77,43 @@ pub struct LocalRun {
     pub store: Store,
     pub threads: usize,
     pub verify_fraction: f64,
+    /// The worker's and the coordinator's caches of slices.
+    pub caches: CacheSplit,
     pub observer: Arc<dyn RunObserver + Send>,
     pub stop: Arc<StopSignal>,
 }
 
 impl LocalRun {
     /// The in-process coordinator over the store.
-    fn coordinator(self) -> Result<(Coordinator, usize, Arc<StopSignal>), LocalError> {
+    fn coordinator(self) -> Result<(Coordinator, WorkerSettings, Arc<StopSignal>), LocalError> {
         let config = CoordinatorConfig {
             // one worker: enough shards to keep its threads busy, no more
             min_shards: 4 * self.threads,
             verify_fraction: self.verify_fraction,
+            verify_cache_bytes: self.caches.verify_cache as usize,
             ..CoordinatorConfig::default()
         };
         let core = Coordinator::new(self.store, config, self.observer)?;
         core.set_slice_budget(self.stop.after_slices.map(|s| s as u64));
-        Ok((core, self.threads, self.stop))
+        let settings = WorkerSettings {
+            threads: self.threads,
+            cache_bytes: self.caches.worker_cache as usize,
+        };
+        Ok((core, settings, self.stop))
     }
+}
+
+/// The in-process worker's settings.
+struct WorkerSettings {
+    threads: usize,
+    cache_bytes: usize,
 }
 
 /// Solves the store's game with an in-process coordinator and a worker of `threads`
 /// threads talking gRPC over loopback.
 pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
     let started = Instant::now();
-    let (core, threads, stop) = run.coordinator()?;
+    let (core, settings, stop) = run.coordinator()?;
     let core = Arc::new(core);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -126,9 +140,10 @@ pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
             WorkerConfig {
                 coordinator: format!("http://{address}"),
                 tls_ca: None,
-                threads,
+                threads: settings.threads,
                 token: None,
-                cache_bytes: 1 << 30,
+                cache_bytes: settings.cache_bytes,
+                memory_budget: None,
                 name: "local".into(),
                 backoff: Backoff {
                     give_up_after: Duration::from_secs(30),
@@ -166,10 +181,14 @@ pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
 /// protocol.
 pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
     let started = Instant::now();
-    let (core, threads, stop) = run.coordinator()?;
-    let solver = ShardSolver::new(threads)?;
-    let worker = core.hello(gops_proto::PROTOCOL_VERSION, "direct", threads as u32)?;
-    let mut cache = SliceCache::new(1 << 30);
+    let (core, settings, stop) = run.coordinator()?;
+    let solver = ShardSolver::new(settings.threads)?;
+    let worker = core.hello(
+        gops_proto::PROTOCOL_VERSION,
+        "direct",
+        settings.threads as u32,
+    )?;
+    let mut cache = SliceCache::new(settings.cache_bytes);
     let mut layer_engine: Option<LayerEngine> = None;
     while !should_stop(&core, &stop) {
         let (lease_id, layer, prize_ranks) = match core.lease(worker, Instant::now())? {

@@ -8,6 +8,7 @@ mod disk_check;
 mod export_cmd;
 mod failure;
 mod local;
+mod memory;
 mod output;
 mod play_cmd;
 mod policy_cmd;

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use gops_common::Objective;
+use gops_common::budget::Role;
 use gops_common::cards::validate_n;
-use gops_common::plan::peak_memory_estimate;
 use gops_common::state::GameState;
 use gops_coordinator::cluster::CoreError;
 use gops_coordinator::observer::RunObserver;
@@ -25,7 +24,7 @@ use crate::progress::BarObserver;
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     let threads = crate::args::threads_or_all_cores(args.threads);
-    check_memory(n, args.objective)?;
+    let caches = crate::memory::split(args.memory_mb, n, args.objective, Role::Solve)?;
     if !(0.0..=1.0).contains(&args.verify_fraction) {
         return Err(Failure::Usage(format!(
             "--verify-fraction must be between 0 and 1, got {}",
@@ -54,6 +53,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         store,
         threads,
         verify_fraction: args.verify_fraction,
+        caches,
         observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),
     };
@@ -89,41 +89,10 @@ fn local_failure(e: LocalError) -> Failure {
     }
 }
 
-/// Refuses a `points` solve whose two largest neighbouring layers cannot fit in the
-/// memory this machine has available (the kernel would kill it hours in); warns for
-/// `win`, whose estimate is an upper bound.
-fn check_memory(n: u8, objective: Objective) -> Result<(), Failure> {
-    let need = peak_memory_estimate(n, objective);
-    let Some(available) = available_memory() else {
-        return Ok(());
-    };
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-    if need > available {
-        let message = format!(
-            "the {n}-card {objective} game needs about {:.1} GiB of memory on one machine; {:.1} GiB is available",
-            gib(need),
-            gib(available)
-        );
-        if objective == Objective::Points {
-            return Err(Failure::Usage(message));
-        }
-        warn!("{message} (an upper bound for win: the run may still fit)");
-    }
-    Ok(())
-}
-
 /// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.
 fn peak_rss() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// MemAvailable from /proc/meminfo, where there is one.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -17,11 +17,13 @@
 //! - [`shard`]: a pool of threads solving a shard of prize sets.
 //! - [`plan`]: layer sizes and the split of a layer into shards.
 //! - [`cache`]: a bounded LRU cache of slices.
+//! - [`budget`]: the least memory a solve needs, and a budget split among caches.
 //! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
 
 pub mod audit;
 pub mod binomial;
+pub mod budget;
 pub mod cache;
 pub mod cards;
 pub mod checksum;

@@ -60,21 +60,6 @@ impl LayerSize {
     }
 }
 
-/// Bytes the single-process solve holds at its peak: two neighbouring layers of values
-/// (dense: for `win` an upper bound, windows are far smaller) and the child table.
-pub fn peak_memory_estimate(n: u8, objective: Objective) -> u64 {
-    let sizes: Vec<LayerSize> = (1..=n).map(|k| LayerSize::of(n, k, objective)).collect();
-    let values = |i: usize| sizes.get(i).map_or(0, |s| 8 * s.dense_values);
-    (0..sizes.len())
-        .map(|i| {
-            let k = u64::from(sizes[i].k);
-            let canonical = sizes[i].states / sizes[i].slices as u64 / 2 + 1;
-            values(i) + if i > 0 { values(i - 1) } else { 0 } + canonical * k * k * 5
-        })
-        .max()
-        .unwrap_or(0)
-}
-
 /// Splits the prize ranks still to do into shards of consecutive ranks (colex order:
 /// neighbours share dependency slices) of about [`TARGET_GAMES_PER_SHARD`] games, and no
 /// fewer than `min_shards` shards when there are enough ranks (to keep every worker busy),

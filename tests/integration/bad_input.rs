@@ -161,3 +161,49 @@ fn bad_cards_and_mismatched_games_leave_the_db_intact() {
         assert_eq!(snapshot(&db), before, "gops {args:?} changed the db");
     }
 }
+
+#[test]
+fn a_memory_budget_below_the_games_need_is_refused_before_anything_is_created() {
+    let (_dir, db) = crate::support::temp_db();
+    let path = db.to_str().unwrap();
+    for args in [
+        vec!["solve", "--n", "13", "--db", path, "--memory-mb", "100"],
+        vec![
+            "coordinator",
+            "--n",
+            "13",
+            "--db",
+            path,
+            "--listen",
+            "127.0.0.1:0",
+            "--memory-mb",
+            "100",
+        ],
+        vec!["solve", "--n", "5", "--db", path, "--memory-mb", "0"],
+        vec!["solve", "--n", "5", "--db", path, "--memory-mb", "-5"],
+    ] {
+        let out = crate::support::gops(&args);
+        let err = crate::support::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!db.exists(), "{args:?} created the db");
+    }
+    let out = crate::support::gops(&["solve", "--n", "13", "--db", path, "--memory-mb", "100"]);
+    assert!(
+        crate::support::stderr(&out).contains("needs at least 303 MiB"),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    // a worker's budget is checked once the game is known; --cache-mb and --memory-mb
+    // are one or the other
+    let out = crate::support::gops(&[
+        "worker",
+        "--coordinator",
+        "http://127.0.0.1:9",
+        "--cache-mb",
+        "5",
+        "--memory-mb",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

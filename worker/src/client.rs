@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gops_common::budget::{CacheSplit, Role, bounded_need};
 use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::engine::{LayerEngine, SolvedSlice};
@@ -36,7 +37,11 @@ pub struct WorkerConfig {
     pub tls_ca: Option<Vec<u8>>,
     pub threads: usize,
     pub token: Option<String>,
+    /// The cache of dependency slices, unless `memory_budget` is given.
     pub cache_bytes: usize,
+    /// The process's memory budget: the cache gets what the game's bounded need leaves
+    /// (known after hello, from the game's N and objective).
+    pub memory_budget: Option<u64>,
     pub name: String,
     pub backoff: Backoff,
 }
@@ -61,6 +66,14 @@ pub enum ClientError {
     /// any, is leased again once its lease runs out.
     #[error("stopped while the coordinator was unreachable: {0}")]
     Stopped(String),
+    #[error(
+        "the {n}-card game needs at least {need_mib} MiB (one shard and its dependency slices); --memory-mb is {budget_mib}"
+    )]
+    Budget {
+        n: u8,
+        need_mib: u64,
+        budget_mib: u64,
+    },
     #[error("the coordinator sent something unusable: {0}")]
     Protocol(String),
     #[error(transparent)]
@@ -112,7 +125,21 @@ pub async fn run_worker(
     )?;
     let mut session = Session::new(client, config.backoff.clone(), shutdown.clone());
     session.hello(&config.name, config.threads).await?;
-    let mut cache = SliceCache::new(config.cache_bytes);
+    let cache_bytes = match config.memory_budget {
+        None => config.cache_bytes,
+        Some(budget) => {
+            let need = bounded_need(session.n, session.objective);
+            let split =
+                CacheSplit::of(budget, need, Role::Worker).ok_or_else(|| ClientError::Budget {
+                    n: session.n,
+                    need_mib: need.div_ceil(1 << 20),
+                    budget_mib: budget >> 20,
+                })?;
+            split.worker_cache as usize
+        }
+    };
+    info!(cache_mib = cache_bytes >> 20, "slice cache");
+    let mut cache = SliceCache::new(cache_bytes);
     let mut engine: Option<Arc<LayerEngine>> = None;
     let mut summary = WorkerSummary::default();
     // the previous shard's submission runs while the next shard is solved

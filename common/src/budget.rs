@@ -1,0 +1,139 @@
+//! Memory by design: what the bounded path of a solve needs at the least, and how a
+//! process's memory budget is split among its caches. Nothing here holds a layer: a
+//! worker holds one shard's dependency slices and its result, the coordinator one slice
+//! per check in flight, and everything else is in bounded caches, so a process's peak
+//! is set by its budget, not by the size of the game.
+
+use crate::cards::CardSet;
+use crate::objective::Objective;
+use crate::pattern::PatternIndex;
+
+/// What a process needs besides the engine, slices and caches: the async runtime,
+/// sled's page cache (64 MiB), gRPC message buffers, thread stacks.
+pub const FIXED_BYTES: u64 = 256 << 20;
+
+/// The largest slice of layer `k` in memory (for `win`, every live score difference).
+pub fn largest_slice_bytes(n: u8, k: u8, objective: Objective) -> u64 {
+    if k == 0 {
+        return 8;
+    }
+    let canonical = PatternIndex::new(n, k).count().div_ceil(2) as u64;
+    // the highest prizes have the widest range of score differences
+    let top = CardSet::from_cards(&(n - k + 1..=n).collect::<Vec<u8>>());
+    canonical * objective.slice_width(top) as u64 * 8
+}
+
+/// The layer engine of layer `k`: both layouts and the child table.
+pub fn engine_bytes(n: u8, k: u8) -> u64 {
+    let canonical = |k: u8| PatternIndex::new(n, k).count().div_ceil(2) as u64;
+    let kk = u64::from(k);
+    // a child is an 8-byte Oriented and a 1-byte sign; a layout 20 bytes per pattern
+    canonical(k) * (kk * kk * 9 + 8 + 20) + canonical(k - 1) * 20
+}
+
+/// The least memory a process that solves shards needs for the `n`-card game: the fixed
+/// costs, and over the layers the most that the engine, one prize set's dependency
+/// slices (k slices of layer k - 1) and its result (the slice, its encoding and its
+/// message) take together.
+pub fn bounded_need(n: u8, objective: Objective) -> u64 {
+    let layer = |k: u8| {
+        engine_bytes(n, k)
+            + u64::from(k) * largest_slice_bytes(n, k - 1, objective)
+            + 3 * largest_slice_bytes(n, k, objective)
+    };
+    FIXED_BYTES + (1..=n).map(layer).max().unwrap_or(0)
+}
+
+/// A process's memory budget split among its caches of slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheSplit {
+    /// The worker's cache of dependency slices.
+    pub worker_cache: u64,
+    /// The coordinator's cache of slices below, read by its checks.
+    pub verify_cache: u64,
+}
+
+/// Which processes share the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `gops solve`: a coordinator and a worker in one process.
+    Solve,
+    Coordinator,
+    Worker,
+}
+
+impl CacheSplit {
+    /// The caches that `budget` bytes leave once `need` (see [`bounded_need`]) is set
+    /// aside; `None` when the budget is below the need. In `solve` the worker's cache
+    /// gets two thirds: it is read for every game, the checks only for a sample.
+    pub fn of(budget: u64, need: u64, role: Role) -> Option<CacheSplit> {
+        let spare = budget.checked_sub(need)?;
+        Some(match role {
+            Role::Solve => CacheSplit {
+                worker_cache: spare / 3 * 2,
+                verify_cache: spare / 3,
+            },
+            Role::Coordinator => CacheSplit {
+                worker_cache: 0,
+                verify_cache: spare,
+            },
+            Role::Worker => CacheSplit {
+                worker_cache: spare,
+                verify_cache: 0,
+            },
+        })
+    }
+}
+
+/// The default budget: half the memory available now, at most 4 GiB, but never less
+/// than what the game needs (a machine too small is then refused by the caller).
+pub fn default_budget(available: Option<u64>, need: u64) -> u64 {
+    let half = available.map_or(4 << 30, |a| a / 2);
+    half.min(4 << 30).max(need)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_need_grows_with_the_slices_not_with_the_layers() {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        // 13-card points: 58,648 canonical patterns in the largest layer, 470 KB slices
+        assert_eq!(largest_slice_bytes(13, 8, Objective::Points), 58_648 * 8);
+        let need13 = bounded_need(13, Objective::Points);
+        assert!(gib(need13) < 0.5, "{}", gib(need13));
+        // 16-card points fits a worker of a few GiB although its largest layer is ~86 GB
+        assert!(gib(bounded_need(16, Objective::Points)) < 4.0);
+        assert!(bounded_need(16, Objective::Points) > need13);
+        // win slices are wider: every live score difference
+        assert!(bounded_need(12, Objective::Win) > bounded_need(12, Objective::Points));
+    }
+
+    #[test]
+    fn budgets_split_what_the_need_leaves() {
+        let split = CacheSplit::of(900, 300, Role::Solve).unwrap();
+        assert_eq!(
+            split,
+            CacheSplit {
+                worker_cache: 400,
+                verify_cache: 200
+            }
+        );
+        assert_eq!(
+            CacheSplit::of(900, 300, Role::Worker).unwrap().worker_cache,
+            600
+        );
+        assert_eq!(
+            CacheSplit::of(900, 300, Role::Coordinator)
+                .unwrap()
+                .verify_cache,
+            600
+        );
+        assert_eq!(CacheSplit::of(299, 300, Role::Solve), None);
+        assert_eq!(default_budget(Some(24 << 30), 1 << 30), 4 << 30);
+        assert_eq!(default_budget(Some(2 << 30), 1 << 30), 1 << 30);
+        assert_eq!(default_budget(Some(2 << 30), 3 << 30), 3 << 30);
+        assert_eq!(default_budget(None, 1), 4 << 30);
+    }
+}
