@@ -87,6 +87,8 @@ pub struct GameSolver {
     y: [f64; MAX_STRATEGIES],
     rows: usize,
     cols: usize,
+    /// Pivots made by the last solve (Dantzig and Bland runs together).
+    pivots: u32,
 }
 
 impl Default for GameSolver {
@@ -105,6 +107,7 @@ impl GameSolver {
             y: [0.0; MAX_STRATEGIES],
             rows: 0,
             cols: 0,
+            pivots: 0,
         }
     }
 
@@ -118,6 +121,12 @@ impl GameSolver {
         &self.y[..self.cols]
     }
 
+    /// Pivots made by the last solve: 0 for a saddle point, the Dantzig run's plus any
+    /// Bland restart's otherwise. For benchmarks and statistics.
+    pub fn last_pivots(&self) -> u32 {
+        self.pivots
+    }
+
     /// Solves the game with payoff matrix `m` (row-major, `rows x cols`, payoff to the
     /// row player). Panics if a dimension is 0 or above [`MAX_STRATEGIES`] or `m` has the
     /// wrong length: callers build these matrices themselves.
@@ -126,6 +135,7 @@ impl GameSolver {
         assert_eq!(m.len(), rows * cols);
         self.rows = rows;
         self.cols = cols;
+        self.pivots = 0;
         let (lo, hi) = match self.saddle_check(m) {
             Prelude::Range { lo, hi } => (lo, hi),
             Prelude::Saddle(outcome) => return outcome,
@@ -254,6 +264,7 @@ impl GameSolver {
                 break; // unbounded: impossible for a positive matrix, but never loop
             };
             self.pivot(p, q);
+            self.pivots += 1;
         }
         if !converged {
             return GameOutcome {
