@@ -18,7 +18,8 @@ pub(super) trait Isa {
     /// within that step, the one with the largest pivot entry (Dantzig) or the smallest
     /// label (Bland). Taking the largest entry among near-ties keeps tiny pivots, which
     /// wreck degenerate games (GOPS games often have equal rows and columns), out of the
-    /// tableau. `t` holds columns 0..cols and the right-hand side at `cols`.
+    /// tableau. `t` holds columns 0..cols and the right-hand side at `cols`. Returns the
+    /// row and `1 / a_pq`.
     fn leaving_row<const B: usize>(
         t: &[Column],
         rows: usize,
@@ -26,16 +27,18 @@ pub(super) trait Isa {
         q: usize,
         rule: PivotRule,
         row_label: &[u8; MAX_STRATEGIES],
-    ) -> Option<usize>;
+    ) -> Option<(usize, f64)>;
 
     /// Pivots on entry (p, q) of the tableau `t` (columns 0..cols, then the right-hand
     /// side). The right-hand sides of the constraint rows are clamped at 0: the ratio test
     /// may step up to FEASIBILITY_TOL past zero, and the basis must stay feasible.
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize);
+    /// `inv` is `1 / a_pq`.
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64);
 
-    /// Fills the columns of B's strategies from the row-major `rows x t.len()` matrix
-    /// `m`: entry i of column j is `(m[i][j] - lo) * inv_range + 1`, the objective entry
-    /// -1, the padding 0.
+    /// Fills the tableau `t` (columns 0..cols, then the right-hand side) from the
+    /// row-major `rows x cols` matrix `m`: entry i of column j is
+    /// `(m[i][j] - lo) * inv_range + 1`, its objective entry -1; the right-hand side is 1
+    /// on the constraint rows and 0 on the objective row; the padding is 0.
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64);
 }
 
@@ -45,8 +48,9 @@ pub(super) struct Portable;
 impl Isa for Portable {
     #[inline(always)]
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
-        let cols = t.len();
-        for (j, column) in t.iter_mut().enumerate() {
+        let (columns, rhs) = t.split_at_mut(t.len() - 1);
+        let cols = columns.len();
+        for (j, column) in columns.iter_mut().enumerate() {
             let column = column.flat_mut();
             column[..B * LANES].fill(0.0);
             for (c, &v) in column[..rows].iter_mut().zip(m[j..].iter().step_by(cols)) {
@@ -54,6 +58,9 @@ impl Isa for Portable {
             }
             column[rows] = -1.0;
         }
+        let rhs = rhs[0].flat_mut();
+        rhs[..B * LANES].fill(0.0);
+        rhs[..rows].fill(1.0);
     }
 
     #[inline(always)]
@@ -64,7 +71,7 @@ impl Isa for Portable {
         q: usize,
         rule: PivotRule,
         row_label: &[u8; MAX_STRATEGIES],
-    ) -> Option<usize> {
+    ) -> Option<(usize, f64)> {
         let a = &t[q].flat()[..rows];
         let rhs = &t[cols].flat()[..rows];
         let mut max_step = f64::INFINITY;
@@ -83,13 +90,12 @@ impl Isa for Portable {
             }
             candidates |= 1 << i;
         }
-        choose_row(candidates, a, rule, row_label)
+        choose_row(candidates, a, rule, row_label).map(|p| (p, 1.0 / a[p]))
     }
 
     #[inline(always)]
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize) {
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
         let cols = t.len() - 1;
-        let inv = 1.0 / t[q].flat()[p];
         let mut f = [[0.0; LANES]; B];
         for (f, a) in f.as_flattened_mut().iter_mut().zip(t[q].flat()) {
             *f = a * inv;
@@ -158,6 +164,7 @@ impl Isa for Avx2 {
     #[inline(always)]
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
         use std::arch::x86_64::*;
+        let (t, rhs) = t.split_at_mut(t.len() - 1);
         let cols = t.len();
         // whole blocks of four rows, gathered from the matrix's column; the last block
         // takes the objective entry and the padding from `tail` (where `from_tail`)
@@ -202,6 +209,14 @@ impl Isa for Avx2 {
                     _mm256_store_pd(block.as_mut_ptr(), _mm256_setzero_pd());
                 }
             }
+            // the right-hand side by whole blocks too: a vector load after scalar stores
+            // to the same block would wait for them (no store forwarding)
+            let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+            for block in &mut rhs[0].0[..B] {
+                let constraint = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
+                _mm256_store_pd(block.as_mut_ptr(), _mm256_and_pd(constraint, one));
+                index = _mm256_add_pd(index, _mm256_set1_pd(LANES as f64));
+            }
         }
     }
 
@@ -213,9 +228,11 @@ impl Isa for Avx2 {
         q: usize,
         rule: PivotRule,
         row_label: &[u8; MAX_STRATEGIES],
-    ) -> Option<usize> {
+    ) -> Option<(usize, f64)> {
         use std::arch::x86_64::*;
         let (a, rhs) = (&t[q], &t[cols]);
+        // 1 / a for every row, divided beside the ratios rather than after the choice
+        let mut reciprocals = Column::ZERO;
         // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
         // every load is of a whole aligned block of a `Column` (align 32), B <= BLOCKS.
         let candidates = unsafe {
@@ -233,6 +250,8 @@ impl Isa for Avx2 {
                 index = _mm256_add_pd(index, four);
                 let positive = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(av, eps), *live);
                 let step = _mm256_div_pd(_mm256_add_pd(bv, tol), av);
+                let reciprocal = _mm256_div_pd(_mm256_set1_pd(1.0), av);
+                _mm256_store_pd(reciprocals.0[b].as_mut_ptr(), reciprocal);
                 // step < min ? step : min, as the portable strict minimum (NaN skipped)
                 let step = _mm256_blendv_pd(min, step, positive);
                 min = _mm256_min_pd(step, min);
@@ -257,13 +276,13 @@ impl Isa for Avx2 {
             candidates
         };
         choose_row(candidates, &a.flat()[..rows], rule, row_label)
+            .map(|p| (p, reciprocals.flat()[p]))
     }
 
     #[inline(always)]
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize) {
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
         use std::arch::x86_64::*;
         let cols = t.len() - 1;
-        let inv = 1.0 / t[q].flat()[p];
         // the block holding row p: its lane p is scaled, not updated, and written by the
         // same vector store (a scalar store there would stall the next vector load)
         let pivot_block = p / LANES;

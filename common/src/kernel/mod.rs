@@ -270,14 +270,38 @@ impl GameSolver {
     /// same on every machine.
     #[inline(always)]
     fn saddle_check(&mut self, m: &[f64]) -> Prelude {
-        let cols = self.cols;
-        let mut col_max = [f64::NEG_INFINITY; MAX_STRATEGIES];
-        let col_max = &mut col_max[..cols];
+        // monomorphised on the row length: the column maxima stay in registers (a
+        // variable length vectorises with masked stores, which are slow on AMD)
+        match self.cols {
+            1 => self.saddle_of::<1>(m),
+            2 => self.saddle_of::<2>(m),
+            3 => self.saddle_of::<3>(m),
+            4 => self.saddle_of::<4>(m),
+            5 => self.saddle_of::<5>(m),
+            6 => self.saddle_of::<6>(m),
+            7 => self.saddle_of::<7>(m),
+            8 => self.saddle_of::<8>(m),
+            9 => self.saddle_of::<9>(m),
+            10 => self.saddle_of::<10>(m),
+            11 => self.saddle_of::<11>(m),
+            12 => self.saddle_of::<12>(m),
+            13 => self.saddle_of::<13>(m),
+            14 => self.saddle_of::<14>(m),
+            15 => self.saddle_of::<15>(m),
+            _ => self.saddle_of::<16>(m),
+        }
+    }
+
+    /// [`GameSolver::saddle_check`] for `C` columns.
+    #[inline(always)]
+    fn saddle_of<const C: usize>(&mut self, m: &[f64]) -> Prelude {
+        let mut col_max = [f64::NEG_INFINITY; C];
         let mut finite = true;
         let mut best_row = 0;
         let mut lower = f64::NEG_INFINITY;
         let mut lo = f64::INFINITY;
-        for (i, row) in m.chunks_exact(cols).enumerate() {
+        for (i, row) in m.chunks_exact(C).enumerate() {
+            let row: &[f64; C] = row.try_into().expect("C entries");
             for (c, &v) in col_max.iter_mut().zip(row) {
                 finite &= v * 0.0 == 0.0; // false for infinities and NaN
                 *c = if v > *c { v } else { *c };
@@ -358,13 +382,10 @@ impl GameSolver {
     ) -> bool {
         let (rows, cols) = (self.rows, self.cols);
         let inv_range = 1.0 / range;
-        I::fill::<B>(&mut self.tableau[..cols], m, rows, lo, inv_range);
+        I::fill::<B>(&mut self.tableau[..=cols], m, rows, lo, inv_range);
         for (j, label) in self.col_label[..cols].iter_mut().enumerate() {
             *label = B_LABEL + j as u8;
         }
-        let rhs = &mut self.tableau[cols];
-        rhs.0[..B].fill([0.0; LANES]);
-        rhs.flat_mut()[..rows].fill(1.0);
         for (i, label) in self.row_label[..rows].iter_mut().enumerate() {
             *label = i as u8;
         }
@@ -377,11 +398,12 @@ impl GameSolver {
             let Some(q) = self.entering_column(rule) else {
                 return true;
             };
-            let Some(p) = I::leaving_row::<B>(&self.tableau, rows, cols, q, rule, &self.row_label)
+            let Some((p, inv)) =
+                I::leaving_row::<B>(&self.tableau, rows, cols, q, rule, &self.row_label)
             else {
                 return false; // unbounded: impossible for a positive matrix, but never loop
             };
-            I::pivot::<B>(&mut self.tableau[..=cols], rows, p, q);
+            I::pivot::<B>(&mut self.tableau[..=cols], rows, p, q, inv);
             std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
             self.pivots += 1;
         }
