@@ -11,7 +11,7 @@ mod support;
 #[path = "kernel_paths/reference.rs"]
 mod reference;
 
-use gops_common::kernel::{GameSolver, GameStatus, Path};
+use gops_common::kernel::{GameSolver, GameStatus, SimdPath};
 use gops_common::objective::Objective;
 use gops_common::solution::InMemorySolution;
 use rand::SeedableRng;
@@ -42,11 +42,11 @@ fn corpus(real_per_size: usize, synthetic_per_size: usize, seed: u64) -> Vec<Vec
 /// Solves every game on both paths and with the reference; panics on the first
 /// difference in any bit. Returns the games solved and how many needed the simplex.
 fn check_agreement(sizes: &[Vec<Game>]) -> (usize, usize) {
-    let mut portable = GameSolver::with_path(Path::Portable);
+    let mut portable = GameSolver::with_path(SimdPath::Portable);
     let mut fast = GameSolver::new();
     let mut old = reference::GameSolver::new();
-    assert_eq!(portable.path(), Path::Portable);
-    if fast.path() == Path::Portable {
+    assert_eq!(portable.path(), SimdPath::Portable);
+    if fast.path() == SimdPath::Portable {
         eprintln!("this CPU has no AVX2: checking the portable path against the reference");
     }
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();

@@ -108,7 +108,7 @@ impl Column {
 
 /// Which implementation of the pivot and the ratio test a solver runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Path {
+pub enum SimdPath {
     /// Plain Rust, for any CPU.
     Portable,
     /// AVX2 intrinsics (x86-64 with AVX2 only); the same operations, the same bits.
@@ -130,7 +130,7 @@ pub struct GameSolver {
     cols: usize,
     /// Pivots made by the last solve (Dantzig and Bland runs together).
     pivots: u32,
-    path: Path,
+    path: SimdPath,
 }
 
 impl Default for GameSolver {
@@ -145,12 +145,13 @@ impl GameSolver {
         Self::with_path(Self::best_path())
     }
 
-    /// A solver on the given path; [`Path::Avx2`] falls back to [`Path::Portable`] on a
-    /// CPU without AVX2. For tests and benchmarks: both paths give the same bits.
-    pub fn with_path(path: Path) -> Self {
+    /// A solver on the given path; [`SimdPath::Avx2`] falls back to
+    /// [`SimdPath::Portable`] on a CPU without AVX2. For tests and benchmarks: both paths
+    /// give the same bits.
+    pub fn with_path(path: SimdPath) -> Self {
         let path = match path {
-            Path::Avx2 if Self::best_path() == Path::Avx2 => Path::Avx2,
-            _ => Path::Portable,
+            SimdPath::Avx2 if Self::best_path() == SimdPath::Avx2 => SimdPath::Avx2,
+            _ => SimdPath::Portable,
         };
         GameSolver {
             tableau: [Column::ZERO; MAX_STRATEGIES + 1],
@@ -166,16 +167,16 @@ impl GameSolver {
     }
 
     /// The fastest path this CPU supports.
-    pub fn best_path() -> Path {
+    pub fn best_path() -> SimdPath {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            return Path::Avx2;
+            return SimdPath::Avx2;
         }
-        Path::Portable
+        SimdPath::Portable
     }
 
     /// The path this solver runs.
-    pub fn path(&self) -> Path {
+    pub fn path(&self) -> SimdPath {
         self.path
     }
 
@@ -202,7 +203,7 @@ impl GameSolver {
         assert!((1..=MAX_STRATEGIES).contains(&rows) && (1..=MAX_STRATEGIES).contains(&cols));
         assert_eq!(m.len(), rows * cols);
         #[cfg(target_arch = "x86_64")]
-        if self.path == Path::Avx2 {
+        if self.path == SimdPath::Avx2 {
             // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
             return unsafe { self.solve_avx2(m, rows, cols) };
         }
