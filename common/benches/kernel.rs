@@ -1,7 +1,18 @@
 //! Kernel benchmark: nanoseconds per matrix game by size k, on the games a solve really
 //! meets (sampled from the solved 9-card points game for k <= 9, GOPS-shaped synthetic
-//! games above), with the general LP crate microlp timed on the same games for the ratio.
-//! Run: `cargo bench -p gops-common --bench kernel`.
+//! games above; best of 5 runs), with the general LP crate microlp timed on the same games for the ratio.
+//!
+//! Beside each size it prints an estimate of the hardware's limit for that size: the
+//! floating-point operations a game needs (the pivots the kernel made on these games,
+//! each a multiply and a subtract on every used entry of the (k+1) x (k+1) tableau, plus
+//! the certificate's 2 k^2 multiply-adds), at this core's peak of 16 f64 flop per cycle
+//! (4-wide AVX2, two multiply and two add pipes; no FMA, which the kernel must not use),
+//! at the clock `/proc/cpuinfo` reports (or `GOPS_BENCH_GHZ`). Saddle checks, ratio tests,
+//! pivot choice and the polish are left out: the estimate is a floor, not a target.
+//!
+//! Run: `cargo bench -p gops-common --bench kernel`. `GOPS_BENCH_SIZES=4,8,13` limits
+//! the sizes; `GOPS_BENCH_NO_LP=1` skips microlp. For instruction counts, run the bench
+//! binary under `valgrind --tool=callgrind --toggle-collect='*time_kernel*'`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -22,6 +33,8 @@ use support::lp_game_value;
 
 const GAMES_PER_SIZE: usize = 20_000;
 const LP_GAMES_PER_SIZE: usize = 300;
+/// The kernel's time is the best of this many runs over the games: the machine is shared.
+const REPEATS: usize = 5;
 
 /// Real games of layer k of the solved game: every canonical pattern, several prize sets.
 fn real_games(solution: &InMemorySolution, k: u8, rng: &mut StdRng) -> Vec<Vec<f64>> {
@@ -70,7 +83,47 @@ fn synthetic_games(k: usize, rng: &mut StdRng) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Peak f64 operations per cycle assumed for the limit: 4 lanes x (2 multiplies + 2 adds).
+const PEAK_FLOP_PER_CYCLE: f64 = 16.0;
+
+/// The clock in GHz: `GOPS_BENCH_GHZ`, else the first `cpu MHz` of /proc/cpuinfo, else 3.
+fn clock_ghz() -> (f64, &'static str) {
+    if let Some(ghz) = std::env::var("GOPS_BENCH_GHZ")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return (ghz, "GOPS_BENCH_GHZ");
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("cpu MHz"))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or((3.0, "assumed"), |mhz| (mhz / 1000.0, "/proc/cpuinfo"))
+}
+
+/// Solves every game once; the saddle points and pivots counted. Not inlined, so that
+/// callgrind can count exactly this (`--toggle-collect='*time_kernel*'`).
+#[inline(never)]
+fn time_kernel(solver: &mut GameSolver, games: &[Vec<f64>], k: usize) -> (usize, u64) {
+    let mut saddles = 0usize;
+    let mut pivots = 0u64;
+    for m in games {
+        let outcome = solver.solve(black_box(m), k, k);
+        saddles += usize::from(outcome.status == GameStatus::Saddle);
+        pivots += u64::from(solver.last_pivots());
+        black_box(outcome);
+    }
+    (saddles, pivots)
+}
+
 fn main() {
+    let sizes: Vec<usize> = std::env::var("GOPS_BENCH_SIZES")
+        .map(|v| v.split(',').filter_map(|k| k.trim().parse().ok()).collect())
+        .unwrap_or_else(|_| (1..=16).collect());
+    let with_lp = std::env::var_os("GOPS_BENCH_NO_LP").is_none();
+    let (ghz, clock_source) = clock_ghz();
     let mut rng = StdRng::seed_from_u64(42);
     let started = Instant::now();
     let solution = InMemorySolution::solve(9, Objective::Points).expect("9-card game solves");
@@ -79,37 +132,62 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
     println!(
-        "{:>3} {:>10} {:>8} {:>12} {:>12} {:>8}",
-        "k", "source", "saddle%", "kernel ns", "microlp ns", "ratio"
+        "limit: {PEAK_FLOP_PER_CYCLE} flop/cycle at {ghz:.2} GHz ({clock_source}); \
+         flop/game = pivots x (k+1)^2 x 2 + 4 k^2"
+    );
+    println!(
+        "{:>3} {:>10} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>11} {:>7}",
+        "k",
+        "source",
+        "saddle%",
+        "pivots",
+        "flop",
+        "limit ns",
+        "kernel ns",
+        "x limit",
+        "microlp ns",
+        "ratio"
     );
     let mut solver = GameSolver::new();
     for k in 1..=16usize {
+        // every size draws its games, so a subset of sizes times the same games
         let (games, source) = if k <= 9 {
             (real_games(&solution, k as u8, &mut rng), "gops-9")
         } else {
             (synthetic_games(k, &mut rng), "synthetic")
         };
+        if !sizes.contains(&k) {
+            continue;
+        }
         // warm up, then time
-        for m in games.iter().take(1000) {
-            black_box(solver.solve(m, k, k));
+        time_kernel(&mut solver, &games[..1000], k);
+        let mut kernel_ns = f64::INFINITY;
+        let (mut saddles, mut pivots) = (0, 0);
+        for _ in 0..REPEATS {
+            let started = Instant::now();
+            (saddles, pivots) = time_kernel(&mut solver, &games, k);
+            let ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
+            kernel_ns = kernel_ns.min(ns);
         }
-        let mut saddles = 0usize;
-        let started = Instant::now();
-        for m in &games {
-            let outcome = solver.solve(black_box(m), k, k);
-            saddles += usize::from(outcome.status == GameStatus::Saddle);
-            black_box(outcome);
-        }
-        let kernel_ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
-        let started = Instant::now();
-        for m in games.iter().take(LP_GAMES_PER_SIZE) {
-            black_box(lp_game_value(black_box(m), k, k));
-        }
-        let lp_ns = started.elapsed().as_nanos() as f64 / LP_GAMES_PER_SIZE as f64;
+        let pivots_per_game = pivots as f64 / games.len() as f64;
+        let side = (k + 1) as f64;
+        let flop = pivots_per_game * side * side * 2.0 + 4.0 * (k * k) as f64;
+        let limit_ns = flop / (PEAK_FLOP_PER_CYCLE * ghz);
+        let lp = if with_lp {
+            let started = Instant::now();
+            for m in games.iter().take(LP_GAMES_PER_SIZE) {
+                black_box(lp_game_value(black_box(m), k, k));
+            }
+            let lp_ns = started.elapsed().as_nanos() as f64 / LP_GAMES_PER_SIZE as f64;
+            format!("{lp_ns:>11.0} {:>6.0}x", lp_ns / kernel_ns)
+        } else {
+            format!("{:>11} {:>7}", "-", "-")
+        };
         println!(
-            "{k:>3} {source:>10} {:>7.1}% {kernel_ns:>12.0} {lp_ns:>12.0} {:>7.0}x",
+            "{k:>3} {source:>10} {:>7.1}% {pivots_per_game:>8.2} {flop:>9.0} {limit_ns:>9.1} \
+             {kernel_ns:>10.0} {:>7.1}x {lp}",
             100.0 * saddles as f64 / games.len() as f64,
-            lp_ns / kernel_ns
+            kernel_ns / limit_ns
         );
     }
 }

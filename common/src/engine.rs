@@ -331,6 +331,12 @@ fn bisect_window(
 /// The payoff matrix of a state at score difference `d` once `upcard` is revealed:
 /// `M[i][j]` when A bids its i-th lowest card and B its j-th, from the children of the
 /// state (located in the layer below) and the signs of the bid comparisons.
+///
+/// Bit for bit what [`Slice::value`] gives entry by entry, with its branches folded for
+/// the two layouts a solve reads (dense `points` slices with one value per pattern,
+/// windowed `win` slices): for `win`, position `p = d' + diff_range - lo` in a pattern's
+/// window is -1 below 0, +1 from `len` on (which covers `d'` beyond the live range),
+/// else the stored value; mirrored children read `-d'` and negate.
 pub fn fill_matrix(
     objective: Objective,
     matrix: &mut [f64],
@@ -341,14 +347,43 @@ pub fn fill_matrix(
     below: &Slice,
 ) {
     let c = i32::from(upcard);
-    match objective {
-        Objective::Points => {
-            for ((m, &child), &s) in matrix.iter_mut().zip(children).zip(signs) {
+    let entries = matrix.iter_mut().zip(children).zip(signs);
+    let sign_of = |child: Oriented| if child.is_mirrored() { -1.0 } else { 1.0 };
+    match (objective, &below.windows) {
+        (Objective::Points, None) if below.diff_range == 0 => {
+            for ((m, &child), &s) in entries {
+                let v = below.values[child.canonical()];
+                *m = f64::from(c * i32::from(s)) + sign_of(child) * v;
+            }
+        }
+        (Objective::Win, Some(windows)) => {
+            let range = below.diff_range;
+            for ((m, &child), &s) in entries {
+                let shifted = d + c * i32::from(s);
+                let shifted = if child.is_mirrored() {
+                    -shifted
+                } else {
+                    shifted
+                };
+                let w = windows[child.canonical()];
+                let at = shifted + range - i32::from(w.lo);
+                let v = if at < 0 {
+                    -1.0
+                } else if at >= i32::from(w.len) {
+                    1.0
+                } else {
+                    below.values[w.start as usize + at as usize]
+                };
+                *m = sign_of(child) * v;
+            }
+        }
+        (Objective::Points, _) => {
+            for ((m, &child), &s) in entries {
                 *m = f64::from(c * i32::from(s)) + below.value(child, 0);
             }
         }
-        Objective::Win => {
-            for ((m, &child), &s) in matrix.iter_mut().zip(children).zip(signs) {
+        (Objective::Win, None) => {
+            for ((m, &child), &s) in entries {
                 *m = below.value(child, d + c * i32::from(s));
             }
         }

@@ -156,3 +156,69 @@ pub fn read_fixture_states(name: &str) -> Vec<FixtureState> {
         })
         .collect()
 }
+
+/// A matrix game (row-major payoffs, rows, cols).
+pub type Game = (Vec<f64>, usize, usize);
+
+/// `count` matrix games of layer `k` as a solve of `solution`'s game meets them: random
+/// prize sets, upcards, canonical patterns and (for `win`) live score differences;
+/// alternately the engine's game (repeated moves collapsed) and the full `k x k` game.
+pub fn real_games(
+    solution: &gops_common::solution::InMemorySolution,
+    k: u8,
+    count: usize,
+    rng: &mut rand::rngs::StdRng,
+) -> Vec<Game> {
+    use gops_common::engine::{LayerEngine, fill_matrix};
+    use gops_common::layout::full_game;
+    use gops_common::prizes::{prize_rank, prize_unrank};
+    use rand::Rng;
+    let engine = LayerEngine::new(solution.n, k, solution.objective);
+    let slices = solution.layers[k as usize].len() as u32;
+    let kk = k as usize;
+    let mut games = Vec::with_capacity(count);
+    while games.len() < count {
+        let prizes = prize_unrank(rng.random_range(0..slices), k);
+        let upcard = prizes.iter().nth(rng.random_range(0..kk)).unwrap();
+        let below = &solution.layers[kk - 1][prize_rank(prizes.without(upcard)) as usize];
+        let range = solution.objective.diff_range(prizes);
+        let d = rng.random_range(-range..=range);
+        let p = rng.random_range(0..engine.layout.canonical_count());
+        let (rows, cols, children, signs) = if games.len() % 2 == 0 {
+            let (rows, cols, children, signs) = engine.children.of(p);
+            (rows, cols, children.to_vec(), signs.to_vec())
+        } else {
+            let (children, signs) = full_game(engine.layout.canonical[p], &engine.below);
+            (kk, kk, children, signs)
+        };
+        let mut m = vec![0.0; rows * cols];
+        let objective = solution.objective;
+        fill_matrix(objective, &mut m, &children, &signs, d, upcard, below);
+        games.push((m, rows, cols));
+    }
+    games
+}
+
+/// `count` GOPS-shaped `k x k` games for sizes no small solved game reaches: a prize
+/// times the comparison of two random hands from 1..=16, plus child values in +-30.
+pub fn synthetic_games(k: usize, count: usize, rng: &mut rand::rngs::StdRng) -> Vec<Game> {
+    use rand::Rng;
+    use rand::seq::index::sample;
+    (0..count)
+        .map(|_| {
+            let hand = |rng: &mut rand::rngs::StdRng| {
+                let mut c: Vec<i32> = sample(rng, 16, k).into_iter().map(|c| c as i32).collect();
+                c.sort();
+                c
+            };
+            let (a, b) = (hand(rng), hand(rng));
+            let prize = rng.random_range(1..=16);
+            let m = a
+                .iter()
+                .flat_map(|x| b.iter().map(move |y| (x - y).signum()))
+                .map(|s| f64::from(prize * s) + rng.random_range(-30.0..30.0))
+                .collect();
+            (m, k, k)
+        })
+        .collect()
+}

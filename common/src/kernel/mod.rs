@@ -12,6 +12,18 @@
 //!
 //! Every buffer is inline in [`GameSolver`]: repeated solves allocate nothing, and the
 //! same inputs give bit-identical outputs.
+//!
+//! Layout: this file holds the solver's driver (saddle check, simplex loop, strategies,
+//! certificate); [`lanes`] the two implementations of the pivot and the ratio test, a
+//! portable one and an AVX2 one, which perform the same IEEE operations in the same
+//! order (no fused multiply-add anywhere) and so give the same bits; [`polish`] the
+//! recomputation of strategies from the final basis. The AVX2 path is chosen at run time
+//! when the CPU has AVX2; the whole driver is compiled twice, once per path.
+
+mod lanes;
+mod polish;
+
+use lanes::{Isa, Portable};
 
 /// The largest number of strategies per player.
 pub const MAX_STRATEGIES: usize = 16;
@@ -22,15 +34,12 @@ const POLISH_BELOW: f64 = 1e-13;
 /// A game is certified when its gap is at most this times `max(1, max |M|)`.
 pub const GAP_TOLERANCE: f64 = 1e-9;
 
-/// Tableau row length: the cols + 1 used entries padded to a multiple of [`LANES`] (with
-/// at most one zero), so row operations run over whole vectors with no remainder loop.
-const STRIDE: usize = (MAX_STRATEGIES + 1).div_ceil(LANES) * LANES;
-const _: () = assert!(
-    STRIDE >= MAX_STRATEGIES + 2,
-    "a row always has its padding entry"
-);
-/// f64 lanes of the narrowest vector unit (SSE2, NEON).
-const LANES: usize = 2;
+/// f64 lanes of a vector (AVX2: 4). Tableau columns are padded to whole vectors.
+const LANES: usize = 4;
+/// Tableau column length: the rows + 1 used entries padded to a multiple of [`LANES`].
+const HEIGHT: usize = (MAX_STRATEGIES + 1).div_ceil(LANES) * LANES;
+/// Vectors per tableau column.
+const BLOCKS: usize = HEIGHT / LANES;
 /// Entries of the rescaled tableau within this of zero count as zero.
 const PIVOT_EPS: f64 = 1e-11;
 /// How far below zero a basic variable may drift in the ratio test (Harris).
@@ -75,18 +84,53 @@ enum PivotRule {
     Bland,
 }
 
+/// One tableau column in whole vectors, aligned for vector loads.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Column([[f64; LANES]; BLOCKS]);
+
+impl Column {
+    const ZERO: Column = Column([[0.0; LANES]; BLOCKS]);
+
+    #[inline(always)]
+    fn flat(&self) -> &[f64; HEIGHT] {
+        self.0.as_flattened().try_into().expect("HEIGHT entries")
+    }
+
+    #[inline(always)]
+    fn flat_mut(&mut self) -> &mut [f64; HEIGHT] {
+        self.0
+            .as_flattened_mut()
+            .try_into()
+            .expect("HEIGHT entries")
+    }
+}
+
+/// Which implementation of the pivot and the ratio test a solver runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimdPath {
+    /// Plain Rust, for any CPU.
+    Portable,
+    /// AVX2 intrinsics (x86-64 with AVX2 only); the same operations, the same bits.
+    Avx2,
+}
+
 /// A reusable solver with preallocated buffers.
 #[derive(Clone)]
 pub struct GameSolver {
-    /// Rows 0..rows are A's constraints, row `rows` the objective; columns 0..cols
-    /// B's variables, column `cols` the right-hand side, then zero padding.
-    tableau: [[f64; STRIDE]; MAX_STRATEGIES + 1],
+    /// Stored column by column: columns 0..cols are B's variables, column `cols` the
+    /// right-hand side. In each column, entries 0..rows are A's constraints, entry
+    /// `rows` the objective row, then zero padding up to [`HEIGHT`].
+    tableau: [Column; MAX_STRATEGIES + 1],
     row_label: [u8; MAX_STRATEGIES],
     col_label: [u8; MAX_STRATEGIES],
     x: [f64; MAX_STRATEGIES],
     y: [f64; MAX_STRATEGIES],
     rows: usize,
     cols: usize,
+    /// Pivots made by the last solve (Dantzig and Bland runs together).
+    pivots: u32,
+    path: SimdPath,
 }
 
 impl Default for GameSolver {
@@ -96,16 +140,44 @@ impl Default for GameSolver {
 }
 
 impl GameSolver {
+    /// A solver on the fastest path this CPU supports.
     pub fn new() -> Self {
+        Self::with_path(Self::best_path())
+    }
+
+    /// A solver on the given path; [`SimdPath::Avx2`] falls back to
+    /// [`SimdPath::Portable`] on a CPU without AVX2. For tests and benchmarks: both paths
+    /// give the same bits.
+    pub fn with_path(path: SimdPath) -> Self {
+        let path = match path {
+            SimdPath::Avx2 if Self::best_path() == SimdPath::Avx2 => SimdPath::Avx2,
+            _ => SimdPath::Portable,
+        };
         GameSolver {
-            tableau: [[0.0; STRIDE]; MAX_STRATEGIES + 1],
+            tableau: [Column::ZERO; MAX_STRATEGIES + 1],
             row_label: [0; MAX_STRATEGIES],
             col_label: [0; MAX_STRATEGIES],
             x: [0.0; MAX_STRATEGIES],
             y: [0.0; MAX_STRATEGIES],
             rows: 0,
             cols: 0,
+            pivots: 0,
+            path,
         }
+    }
+
+    /// The fastest path this CPU supports.
+    pub fn best_path() -> SimdPath {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return SimdPath::Avx2;
+        }
+        SimdPath::Portable
+    }
+
+    /// The path this solver runs.
+    pub fn path(&self) -> SimdPath {
+        self.path
     }
 
     /// A's optimal mixed strategy from the last solve (one probability per row).
@@ -118,14 +190,39 @@ impl GameSolver {
         &self.y[..self.cols]
     }
 
+    /// Pivots made by the last solve: 0 for a saddle point, the Dantzig run's plus any
+    /// Bland restart's otherwise. For benchmarks and statistics.
+    pub fn last_pivots(&self) -> u32 {
+        self.pivots
+    }
+
     /// Solves the game with payoff matrix `m` (row-major, `rows x cols`, payoff to the
     /// row player). Panics if a dimension is 0 or above [`MAX_STRATEGIES`] or `m` has the
     /// wrong length: callers build these matrices themselves.
     pub fn solve(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
         assert!((1..=MAX_STRATEGIES).contains(&rows) && (1..=MAX_STRATEGIES).contains(&cols));
         assert_eq!(m.len(), rows * cols);
+        #[cfg(target_arch = "x86_64")]
+        if self.path == SimdPath::Avx2 {
+            // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
+            return unsafe { self.solve_avx2(m, rows, cols) };
+        }
+        self.solve_on::<Portable>(m, rows, cols)
+    }
+
+    /// [`GameSolver::solve`] compiled with AVX2: the driver and the vector code it calls
+    /// are inlined here.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn solve_avx2(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
+        self.solve_on::<lanes::Avx2>(m, rows, cols)
+    }
+
+    #[inline(always)]
+    fn solve_on<I: Isa>(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
         self.rows = rows;
         self.cols = cols;
+        self.pivots = 0;
         let (lo, hi) = match self.saddle_check(m) {
             Prelude::Range { lo, hi } => (lo, hi),
             Prelude::Saddle(outcome) => return outcome,
@@ -139,23 +236,31 @@ impl GameSolver {
                 };
             }
         };
-        let scale = lo.abs().max(hi.abs()).max(1.0);
+        let scale = max(max(lo.abs(), hi.abs()), 1.0);
         let certified = |o: &GameOutcome| o.value.is_finite() && o.gap <= GAP_TOLERANCE * scale;
-        let mut outcome = self.simplex(m, lo, hi - lo, PivotRule::Dantzig);
+        let mut outcome = self.simplex::<I>(m, lo, hi - lo, PivotRule::Dantzig);
         if !certified(&outcome) {
-            let (dantzig_x, dantzig_y) = (self.x, self.y);
-            let bland = self.simplex(m, lo, hi - lo, PivotRule::Bland);
-            if bland.gap < outcome.gap || outcome.gap.is_nan() {
-                outcome = bland;
-            } else {
-                self.x = dantzig_x;
-                self.y = dantzig_y;
-            }
+            outcome = self.bland_restart(m, lo, hi, outcome);
         }
         if !certified(&outcome) {
             outcome.status = GameStatus::Uncertified;
         }
         outcome
+    }
+
+    /// The restart under Bland's rule, on the portable path (rare: it need not be fast,
+    /// and both paths give the same bits). Keeps the better of the two runs.
+    #[inline(never)]
+    fn bland_restart(&mut self, m: &[f64], lo: f64, hi: f64, dantzig: GameOutcome) -> GameOutcome {
+        let (dantzig_x, dantzig_y) = (self.x, self.y);
+        let bland = self.simplex::<Portable>(m, lo, hi - lo, PivotRule::Bland);
+        if bland.gap < dantzig.gap || dantzig.gap.is_nan() {
+            bland
+        } else {
+            self.x = dantzig_x;
+            self.y = dantzig_y;
+            dantzig
+        }
     }
 
     /// One pass over `m`: its finiteness, each row's minimum and each column's maximum.
@@ -164,15 +269,40 @@ impl GameSolver {
     /// greatest column maximum) set the rescaling. Minima and maxima are strict
     /// comparisons that keep the earlier of equal entries, so they are exact and the
     /// same on every machine.
+    #[inline(always)]
     fn saddle_check(&mut self, m: &[f64]) -> Prelude {
-        let cols = self.cols;
-        let mut col_max = [f64::NEG_INFINITY; MAX_STRATEGIES];
-        let col_max = &mut col_max[..cols];
+        // monomorphised on the row length: the column maxima stay in registers (a
+        // variable length vectorises with masked stores, which are slow on AMD)
+        match self.cols {
+            1 => self.saddle_of::<1>(m),
+            2 => self.saddle_of::<2>(m),
+            3 => self.saddle_of::<3>(m),
+            4 => self.saddle_of::<4>(m),
+            5 => self.saddle_of::<5>(m),
+            6 => self.saddle_of::<6>(m),
+            7 => self.saddle_of::<7>(m),
+            8 => self.saddle_of::<8>(m),
+            9 => self.saddle_of::<9>(m),
+            10 => self.saddle_of::<10>(m),
+            11 => self.saddle_of::<11>(m),
+            12 => self.saddle_of::<12>(m),
+            13 => self.saddle_of::<13>(m),
+            14 => self.saddle_of::<14>(m),
+            15 => self.saddle_of::<15>(m),
+            _ => self.saddle_of::<16>(m),
+        }
+    }
+
+    /// [`GameSolver::saddle_check`] for `C` columns.
+    #[inline(always)]
+    fn saddle_of<const C: usize>(&mut self, m: &[f64]) -> Prelude {
+        let mut col_max = [f64::NEG_INFINITY; C];
         let mut finite = true;
         let mut best_row = 0;
         let mut lower = f64::NEG_INFINITY;
         let mut lo = f64::INFINITY;
-        for (i, row) in m.chunks_exact(cols).enumerate() {
+        for (i, row) in m.chunks_exact(C).enumerate() {
+            let row: &[f64; C] = row.try_into().expect("C entries");
             for (c, &v) in col_max.iter_mut().zip(row) {
                 finite &= v * 0.0 == 0.0; // false for infinities and NaN
                 *c = if v > *c { v } else { *c };
@@ -215,46 +345,16 @@ impl GameSolver {
     }
 
     /// Solves the game rescaled to `(m - lo) / range + 1` and maps the result back.
-    fn simplex(&mut self, m: &[f64], lo: f64, range: f64, rule: PivotRule) -> GameOutcome {
-        let (rows, cols) = (self.rows, self.cols);
-        let inv_range = 1.0 / range;
-        for (i, (row, entries)) in self
-            .tableau
-            .iter_mut()
-            .zip(m.chunks_exact(cols))
-            .enumerate()
-        {
-            for (t, &v) in row.iter_mut().zip(entries) {
-                *t = (v - lo) * inv_range + 1.0;
-            }
-            row[cols] = 1.0;
-            // the padding is at most one entry: a store, not a call to memset
-            row[cols + 1] = 0.0;
-            self.row_label[i] = i as u8;
-        }
-        let bottom = &mut self.tableau[rows];
-        bottom[..cols].fill(-1.0);
-        bottom[cols] = 0.0;
-        bottom[cols + 1] = 0.0;
-        for j in 0..cols {
-            self.col_label[j] = B_LABEL + j as u8;
-        }
-
-        let max_pivots = match rule {
-            PivotRule::Dantzig => 8 * (rows + cols),
-            PivotRule::Bland => 256 * (rows + cols),
+    #[inline(always)]
+    fn simplex<I: Isa>(&mut self, m: &[f64], lo: f64, range: f64, rule: PivotRule) -> GameOutcome {
+        // monomorphised on the vectors per column: the column loops unroll
+        let converged = match (self.rows + 1).div_ceil(LANES) {
+            1 => self.run::<I, 1>(m, lo, range, rule),
+            2 => self.run::<I, 2>(m, lo, range, rule),
+            3 => self.run::<I, 3>(m, lo, range, rule),
+            4 => self.run::<I, 4>(m, lo, range, rule),
+            _ => self.run::<I, BLOCKS>(m, lo, range, rule),
         };
-        let mut converged = false;
-        for _ in 0..max_pivots {
-            let Some(q) = self.entering_column(rule) else {
-                converged = true;
-                break;
-            };
-            let Some(p) = self.leaving_row(q, rule) else {
-                break; // unbounded: impossible for a positive matrix, but never loop
-            };
-            self.pivot(p, q);
-        }
         if !converged {
             return GameOutcome {
                 value: f64::NAN,
@@ -264,201 +364,106 @@ impl GameSolver {
         }
         self.read_strategies();
         let outcome = self.certify(m);
-        let scale = lo.abs().max((lo + range).abs()).max(1.0);
+        let scale = max(max(lo.abs(), (lo + range).abs()), 1.0);
         if outcome.gap <= POLISH_BELOW * scale {
             return outcome;
         }
-        let (raw_x, raw_y) = (self.x, self.y);
-        if self.polish(m) {
-            let polished = self.certify(m);
-            if polished.gap < outcome.gap {
-                return polished;
-            }
-        }
-        self.x = raw_x;
-        self.y = raw_y;
-        outcome
+        self.polish_or_keep(m, outcome)
     }
 
-    /// Recomputes both strategies from the final basis on the original matrix: with I the
-    /// rows whose constraints are tight (A's support) and J the basic columns (B's
-    /// support), |I| = |J| = r, solve `M[I,J] y_J = v 1, sum y = 1` and
-    /// `x_I^T M[I,J] = v 1^T, sum x = 1` by Gaussian elimination with partial pivoting.
-    /// This discards the error the pivots accumulated. Returns false, leaving the
-    /// strategies unspecified, when the basis system is singular or infeasible.
-    fn polish(&mut self, m: &[f64]) -> bool {
+    /// Fills the tableau and pivots until no column enters (true) or the pivot budget is
+    /// spent or the problem looks unbounded (false). `B` vectors hold a column.
+    #[inline(always)]
+    fn run<I: Isa, const B: usize>(
+        &mut self,
+        m: &[f64],
+        lo: f64,
+        range: f64,
+        rule: PivotRule,
+    ) -> bool {
         let (rows, cols) = (self.rows, self.cols);
-        let mut support_a = [0usize; MAX_STRATEGIES];
-        let mut support_b = [0usize; MAX_STRATEGIES];
-        let mut r = 0;
-        for &label in &self.col_label[..cols] {
-            if label < B_LABEL {
-                support_a[r] = label as usize;
-                r += 1;
-            }
+        let inv_range = 1.0 / range;
+        I::fill::<B>(&mut self.tableau[..=cols], m, rows, lo, inv_range);
+        for (j, label) in self.col_label[..cols].iter_mut().enumerate() {
+            *label = B_LABEL + j as u8;
         }
-        let mut rb = 0;
-        for &label in &self.row_label[..rows] {
-            if label >= B_LABEL {
-                support_b[rb] = (label - B_LABEL) as usize;
-                rb += 1;
-            }
+        for (i, label) in self.row_label[..rows].iter_mut().enumerate() {
+            *label = i as u8;
         }
-        if r != rb || r == 0 {
-            return false;
+
+        let max_pivots = match rule {
+            PivotRule::Dantzig => 8 * (rows + cols),
+            PivotRule::Bland => 256 * (rows + cols),
+        };
+        for _ in 0..max_pivots {
+            let Some(q) = self.entering_column(rule) else {
+                return true;
+            };
+            let Some((p, inv)) =
+                I::leaving_row::<B>(&self.tableau, rows, cols, q, rule, &self.row_label)
+            else {
+                return false; // unbounded: impossible for a positive matrix, but never loop
+            };
+            I::pivot::<B>(&mut self.tableau[..=cols], rows, p, q, inv);
+            std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
+            self.pivots += 1;
         }
-        let (support_a, support_b) = (&support_a[..r], &support_b[..r]);
-        let mut solution = [0.0; MAX_STRATEGIES + 1];
-        // B: for each i in I, sum_j M[i][j] y_j - v = 0
-        if !solve_equalising(
-            r,
-            |row, col| m[support_a[row] * cols + support_b[col]],
-            &mut solution,
-        ) {
-            return false;
-        }
-        self.y[..cols].fill(0.0);
-        for (col, &j) in support_b.iter().enumerate() {
-            self.y[j] = solution[col];
-        }
-        // A: for each j in J, sum_i x_i M[i][j] - v = 0
-        if !solve_equalising(
-            r,
-            |row, col| m[support_a[col] * cols + support_b[row]],
-            &mut solution,
-        ) {
-            return false;
-        }
-        self.x[..rows].fill(0.0);
-        for (row, &i) in support_a.iter().enumerate() {
-            self.x[i] = solution[row];
-        }
-        let feasible = |p: &[f64]| p.iter().all(|&v| v >= -1e-9);
-        if !feasible(&self.x[..rows]) || !feasible(&self.y[..cols]) {
-            return false;
-        }
-        self.x[..rows].iter_mut().for_each(|v| *v = v.max(0.0));
-        self.y[..cols].iter_mut().for_each(|v| *v = v.max(0.0));
-        normalise(&mut self.x[..rows]);
-        normalise(&mut self.y[..cols]);
-        true
+        false
     }
 
+    /// The entering column: among the columns whose objective entry is below
+    /// `-PIVOT_EPS`, the most negative (Dantzig; the first of equals) or the one with the
+    /// smallest label (Bland).
+    #[inline(always)]
     fn entering_column(&self, rule: PivotRule) -> Option<usize> {
-        let bottom = &self.tableau[self.rows][..self.cols];
-        let mut best: Option<usize> = None;
-        for (j, &v) in bottom.iter().enumerate() {
-            if v >= -PIVOT_EPS {
-                continue;
-            }
-            best = match (best, rule) {
-                (None, _) => Some(j),
-                (Some(b), PivotRule::Dantzig) if v < bottom[b] => Some(j),
-                (Some(b), PivotRule::Bland) if self.col_label[j] < self.col_label[b] => Some(j),
-                (keep, _) => keep,
-            };
-        }
-        best
-    }
-
-    /// Harris's two-pass ratio test: the largest step that keeps every basic variable
-    /// above `-FEASIBILITY_TOL`, then, among the rows that block within that step, the
-    /// one with the largest pivot entry (Dantzig) or the smallest label (Bland). Taking
-    /// the largest entry among near-ties keeps tiny pivots, which wreck degenerate
-    /// games (GOPS games often have equal rows and columns), out of the tableau.
-    fn leaving_row(&self, q: usize, rule: PivotRule) -> Option<usize> {
-        let cols = self.cols;
-        let constraints = &self.tableau[..self.rows];
-        let mut max_step = f64::INFINITY;
-        for row in constraints {
-            let a = row[q];
-            if a > PIVOT_EPS {
-                // min(), without NaN handling: the step is never NaN for a finite tableau
-                // and, if it were, both skip it
-                let step = (row[cols] + FEASIBILITY_TOL) / a;
-                max_step = if step < max_step { step } else { max_step };
-            }
-        }
-        let mut best: Option<usize> = None;
-        for (i, row) in constraints.iter().enumerate() {
-            let a = row[q];
-            if a <= PIVOT_EPS || row[cols] / a > max_step {
-                continue;
-            }
-            best = match (best, rule) {
-                (None, _) => Some(i),
-                (Some(b), PivotRule::Dantzig) if a > constraints[b][q] => Some(i),
-                (Some(b), PivotRule::Bland) if self.row_label[i] < self.row_label[b] => Some(i),
-                (keep, _) => keep,
-            };
-        }
-        best
-    }
-
-    /// Pivots on entry (p, q). The right-hand sides of the constraint rows are clamped at
-    /// 0: the ratio test may step up to FEASIBILITY_TOL past zero, and the basis must
-    /// stay feasible.
-    fn pivot(&mut self, p: usize, q: usize) {
-        match padded_width(self.cols) {
-            2 => self.pivot_width::<2>(p, q),
-            4 => self.pivot_width::<4>(p, q),
-            6 => self.pivot_width::<6>(p, q),
-            8 => self.pivot_width::<8>(p, q),
-            10 => self.pivot_width::<10>(p, q),
-            12 => self.pivot_width::<12>(p, q),
-            14 => self.pivot_width::<14>(p, q),
-            16 => self.pivot_width::<16>(p, q),
-            _ => self.pivot_width::<STRIDE>(p, q),
-        }
-    }
-
-    /// [`GameSolver::pivot`] over the first `W` entries of each row: a fixed length, so
-    /// the row operations compile to straight vector code.
-    fn pivot_width<const W: usize>(&mut self, p: usize, q: usize) {
         let (rows, cols) = (self.rows, self.cols);
-        let pivot_row: [f64; W] = self.tableau[p][..W].try_into().expect("W <= STRIDE");
-        let inv = 1.0 / pivot_row[q];
-        for (i, row) in self.tableau[..=rows].iter_mut().enumerate() {
-            if i == p {
-                continue;
-            }
-            let f = row[q] * inv;
-            if f != 0.0 {
-                for (r, &pr) in row[..W].iter_mut().zip(&pivot_row) {
-                    *r -= f * pr;
+        let columns = &self.tableau[..cols];
+        match rule {
+            PivotRule::Dantzig => {
+                // branch-free: a running strict minimum below the threshold
+                let mut best = usize::MAX;
+                let mut best_v = -PIVOT_EPS;
+                for (j, column) in columns.iter().enumerate() {
+                    let v = column.flat()[rows];
+                    let better = v < best_v;
+                    best = if better { j } else { best };
+                    best_v = if better { v } else { best_v };
                 }
+                (best != usize::MAX).then_some(best)
             }
-            row[q] = -f;
-            if i < rows {
-                row[cols] = row[cols].max(0.0);
+            PivotRule::Bland => {
+                let mut best: Option<usize> = None;
+                for (j, column) in columns.iter().enumerate() {
+                    if column.flat()[rows] >= -PIVOT_EPS {
+                        continue;
+                    }
+                    best = match best {
+                        Some(b) if self.col_label[b] <= self.col_label[j] => Some(b),
+                        _ => Some(j),
+                    };
+                }
+                best
             }
         }
-        let pivot_row = &mut self.tableau[p];
-        for v in pivot_row[..W].iter_mut() {
-            *v *= inv;
-        }
-        pivot_row[q] = inv;
-        pivot_row[cols] = pivot_row[cols].max(0.0);
-        std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
     }
 
     /// Reads x (A) from the bottom row under A's labels and y (B) from the right column
     /// beside B's labels, normalised to sum 1.
+    #[inline(always)]
     fn read_strategies(&mut self) {
         let (rows, cols) = (self.rows, self.cols);
         // whole arrays: a few stores, where a slice fill calls memset
         self.x = [0.0; MAX_STRATEGIES];
         self.y = [0.0; MAX_STRATEGIES];
-        for j in 0..cols {
-            let label = self.col_label[j];
+        for (&label, column) in self.col_label[..cols].iter().zip(&self.tableau) {
             if label < B_LABEL {
-                self.x[label as usize] = self.tableau[rows][j].max(0.0);
+                self.x[label as usize] = non_negative(column.flat()[rows]);
             }
         }
-        for i in 0..rows {
-            let label = self.row_label[i];
+        let rhs = self.tableau[cols].flat();
+        for (&label, &b) in self.row_label[..rows].iter().zip(rhs) {
             if label >= B_LABEL {
-                self.y[(label - B_LABEL) as usize] = self.tableau[i][cols].max(0.0);
+                self.y[(label - B_LABEL) as usize] = non_negative(b);
             }
         }
         normalise(&mut self.x[..rows]);
@@ -466,6 +471,7 @@ impl GameSolver {
     }
 
     /// The certificate and the value from the strategies just read.
+    #[inline(always)]
     fn certify(&self, m: &[f64]) -> GameOutcome {
         let (lower, upper) = certificate_bounds(
             m,
@@ -481,6 +487,19 @@ impl GameSolver {
             status: GameStatus::Solved,
         }
     }
+}
+
+/// `x` if above 0, else +0 (NaN included): what `f64::max(x, 0.0)` gives on x86-64,
+/// written out so that no target may resolve -0 or NaN another way.
+#[inline(always)]
+fn non_negative(x: f64) -> f64 {
+    if x > 0.0 { x } else { 0.0 }
+}
+
+/// The larger of two finite numbers, `a` on ties.
+#[inline(always)]
+fn max(a: f64, b: f64) -> f64 {
+    if b > a { b } else { a }
 }
 
 /// `(min_j (x^T M)_j, max_i (M y)_i)`: what A's strategy guarantees and what B's strategy
@@ -533,59 +552,6 @@ fn bounds_of<const C: usize>(m: &[f64], x: &[f64], y: &[f64]) -> (f64, f64) {
         .iter()
         .fold(f64::INFINITY, |lower, &v| if v < lower { v } else { lower });
     (lower, upper)
-}
-
-/// Solves the (r+1) x (r+1) system `sum_c a(row, c) p_c - v = 0` for each row < r,
-/// `sum_c p_c = 1`, writing p into `out[..r]`. Partial pivoting; false if singular.
-fn solve_equalising(r: usize, a: impl Fn(usize, usize) -> f64, out: &mut [f64]) -> bool {
-    const W: usize = MAX_STRATEGIES + 2;
-    let size = r + 1;
-    let mut sys = [[0.0f64; W]; MAX_STRATEGIES + 1];
-    let mut scale = 0.0f64;
-    for (row, eq) in sys.iter_mut().enumerate().take(r) {
-        for (col, e) in eq.iter_mut().enumerate().take(r) {
-            *e = a(row, col);
-            scale = scale.max(e.abs());
-        }
-        eq[r] = -1.0;
-    }
-    sys[r][..r].fill(1.0);
-    sys[r][size] = 1.0;
-    let tiny = 1e-13 * scale.max(1.0);
-    for col in 0..size {
-        let pivot = (col..size)
-            .max_by(|&x, &y| sys[x][col].abs().total_cmp(&sys[y][col].abs()))
-            .expect("non-empty range");
-        if sys[pivot][col].abs() <= tiny {
-            return false;
-        }
-        sys.swap(col, pivot);
-        let (upper, lower) = sys.split_at_mut(col + 1);
-        let pivot_row = &upper[col];
-        for row in lower.iter_mut().take(size - col - 1) {
-            let f = row[col] / pivot_row[col];
-            if f != 0.0 {
-                for (r, p) in row[col..=size].iter_mut().zip(&pivot_row[col..=size]) {
-                    *r -= f * p;
-                }
-            }
-        }
-    }
-    let mut unknowns = [0.0f64; MAX_STRATEGIES + 1];
-    for row in (0..size).rev() {
-        let mut v = sys[row][size];
-        for c in row + 1..size {
-            v -= sys[row][c] * unknowns[c];
-        }
-        unknowns[row] = v / sys[row][row];
-    }
-    out[..r].copy_from_slice(&unknowns[..r]);
-    true
-}
-
-/// The used width of a tableau row (cols + 1) rounded up to whole groups of lanes.
-fn padded_width(cols: usize) -> usize {
-    (cols + 1).div_ceil(LANES) * LANES
 }
 
 fn normalise(p: &mut [f64]) {

@@ -1,0 +1,387 @@
+//! The two hot loops of the simplex, the ratio test and the pivot, in two
+//! implementations: [`Portable`] (plain Rust, any CPU) and [`Avx2`] (x86-64 AVX2
+//! intrinsics, four f64 lanes). Both perform the same IEEE operations on every entry in
+//! the same order (a multiply, then a subtract: never a fused multiply-add, whose single
+//! rounding would change the bits), so they give bit-identical tableaux and results;
+//! `tests/kernel_paths.rs` checks that on millions of games.
+//!
+//! A tableau column holds `B` vectors of [`LANES`] entries: the constraint rows, the
+//! objective row, then zero padding, which stays zero (it is only ever multiplied by zero
+//! factors and skipped).
+
+use super::{Column, FEASIBILITY_TOL, LANES, MAX_STRATEGIES, PIVOT_EPS, PivotRule, non_negative};
+
+/// One implementation of the ratio test and the pivot.
+pub(super) trait Isa {
+    /// Harris's two-pass ratio test on entering column `q`: the largest step that keeps
+    /// every basic variable above `-FEASIBILITY_TOL`, then, among the rows that block
+    /// within that step, the one with the largest pivot entry (Dantzig) or the smallest
+    /// label (Bland). Taking the largest entry among near-ties keeps tiny pivots, which
+    /// wreck degenerate games (GOPS games often have equal rows and columns), out of the
+    /// tableau. `t` holds columns 0..cols and the right-hand side at `cols`. Returns the
+    /// row and `1 / a_pq`.
+    fn leaving_row<const B: usize>(
+        t: &[Column],
+        rows: usize,
+        cols: usize,
+        q: usize,
+        rule: PivotRule,
+        row_label: &[u8; MAX_STRATEGIES],
+    ) -> Option<(usize, f64)>;
+
+    /// Pivots on entry (p, q) of the tableau `t` (columns 0..cols, then the right-hand
+    /// side). The right-hand sides of the constraint rows are clamped at 0: the ratio test
+    /// may step up to FEASIBILITY_TOL past zero, and the basis must stay feasible.
+    /// `inv` is `1 / a_pq`.
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64);
+
+    /// Fills the tableau `t` (columns 0..cols, then the right-hand side) from the
+    /// row-major `rows x cols` matrix `m`: entry i of column j is
+    /// `(m[i][j] - lo) * inv_range + 1`, its objective entry -1; the right-hand side is 1
+    /// on the constraint rows and 0 on the objective row; the padding is 0.
+    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64);
+}
+
+/// Plain Rust: the reference semantics.
+pub(super) struct Portable;
+
+impl Isa for Portable {
+    #[inline(always)]
+    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
+        let (columns, rhs) = t.split_at_mut(t.len() - 1);
+        let cols = columns.len();
+        for (j, column) in columns.iter_mut().enumerate() {
+            let column = column.flat_mut();
+            column[..B * LANES].fill(0.0);
+            for (c, &v) in column[..rows].iter_mut().zip(m[j..].iter().step_by(cols)) {
+                *c = (v - lo) * inv_range + 1.0;
+            }
+            column[rows] = -1.0;
+        }
+        let rhs = rhs[0].flat_mut();
+        rhs[..B * LANES].fill(0.0);
+        rhs[..rows].fill(1.0);
+    }
+
+    #[inline(always)]
+    fn leaving_row<const B: usize>(
+        t: &[Column],
+        rows: usize,
+        cols: usize,
+        q: usize,
+        rule: PivotRule,
+        row_label: &[u8; MAX_STRATEGIES],
+    ) -> Option<(usize, f64)> {
+        let a = &t[q].flat()[..rows];
+        let rhs = &t[cols].flat()[..rows];
+        let mut max_step = f64::INFINITY;
+        for (&a, &b) in a.iter().zip(rhs) {
+            if a > PIVOT_EPS {
+                // a strict minimum: the step is never NaN for a finite tableau and, if it
+                // were, both paths skip it
+                let step = (b + FEASIBILITY_TOL) / a;
+                max_step = if step < max_step { step } else { max_step };
+            }
+        }
+        let mut candidates = 0u32;
+        for (i, (&a, &b)) in a.iter().zip(rhs).enumerate() {
+            if a <= PIVOT_EPS || b / a > max_step {
+                continue;
+            }
+            candidates |= 1 << i;
+        }
+        choose_row(candidates, a, rule, row_label).map(|p| (p, 1.0 / a[p]))
+    }
+
+    #[inline(always)]
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+        let cols = t.len() - 1;
+        let mut f = [[0.0; LANES]; B];
+        for (f, a) in f.as_flattened_mut().iter_mut().zip(t[q].flat()) {
+            *f = a * inv;
+        }
+        let f = f.as_flattened();
+        for (j, column) in t.iter_mut().enumerate() {
+            if j == q {
+                continue;
+            }
+            let column = column.0[..B].as_flattened_mut();
+            let g = column[p];
+            for (i, (c, &f)) in column.iter_mut().zip(f).enumerate() {
+                if i != p && f != 0.0 {
+                    *c -= f * g;
+                }
+            }
+            column[p] = g * inv;
+        }
+        for v in &mut t[cols].flat_mut()[..rows] {
+            *v = non_negative(*v);
+        }
+        let column_q = t[q].0[..B].as_flattened_mut();
+        for (c, &f) in column_q.iter_mut().zip(f) {
+            *c = -f;
+        }
+        column_q[p] = inv;
+    }
+}
+
+/// Among the candidate rows (bits of `candidates`, ascending), the one with the largest
+/// entry `a` (Dantzig: strictly larger replaces, so the first of equals stays) or the
+/// smallest label (Bland). Shared by both paths.
+#[inline(always)]
+fn choose_row(
+    mut candidates: u32,
+    a: &[f64],
+    rule: PivotRule,
+    row_label: &[u8; MAX_STRATEGIES],
+) -> Option<usize> {
+    if candidates == 0 {
+        return None;
+    }
+    let mut best = candidates.trailing_zeros() as usize;
+    candidates &= candidates - 1;
+    while candidates != 0 {
+        let i = candidates.trailing_zeros() as usize;
+        candidates &= candidates - 1;
+        let better = match rule {
+            PivotRule::Dantzig => a[i] > a[best],
+            PivotRule::Bland => row_label[i] < row_label[best],
+        };
+        if better {
+            best = i;
+        }
+    }
+    Some(best)
+}
+
+/// AVX2 intrinsics, four lanes; only ever run from `GameSolver::solve_avx2`, which is
+/// compiled with AVX2 enabled and entered only when the CPU has it.
+#[cfg(target_arch = "x86_64")]
+pub(super) struct Avx2;
+
+#[cfg(target_arch = "x86_64")]
+impl Isa for Avx2 {
+    #[inline(always)]
+    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
+        use std::arch::x86_64::*;
+        let (t, rhs) = t.split_at_mut(t.len() - 1);
+        let cols = t.len();
+        // whole blocks of four rows, gathered from the matrix's column; the last block
+        // takes the objective entry and the padding from `tail` (where `from_tail`)
+        let last = rows / LANES;
+        let m = &m[..rows * cols];
+        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // the stores are of whole aligned blocks of a `Column`, last < B <= BLOCKS.
+        unsafe {
+            let lo_v = _mm256_set1_pd(lo);
+            let inv_v = _mm256_set1_pd(inv_range);
+            let one = _mm256_set1_pd(1.0);
+            let index = _mm256_add_pd(
+                _mm256_set_pd(3.0, 2.0, 1.0, 0.0),
+                _mm256_set1_pd((LANES * last) as f64),
+            );
+            let rows_v = _mm256_set1_pd(rows as f64);
+            let from_tail = _mm256_cmp_pd::<_CMP_GE_OQ>(index, rows_v);
+            let tail = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_EQ_OQ>(index, rows_v),
+                _mm256_set1_pd(-1.0),
+            );
+            let scaled = |v| _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(v, lo_v), inv_v), one);
+            for (j, column) in t.iter_mut().enumerate() {
+                let at = |i: usize| m[i * cols + j];
+                for b in 0..last {
+                    let i = LANES * b;
+                    let v = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
+                    _mm256_store_pd(column.0[b].as_mut_ptr(), scaled(v));
+                }
+                // rows beyond the matrix read its last row, then give way to the tail
+                let i = LANES * last;
+                let at_or_last = |i: usize| at(if i < rows { i } else { rows - 1 });
+                let v = _mm256_set_pd(
+                    at_or_last(i + 3),
+                    at_or_last(i + 2),
+                    at_or_last(i + 1),
+                    at_or_last(i),
+                );
+                let v = _mm256_blendv_pd(scaled(v), tail, from_tail);
+                _mm256_store_pd(column.0[last].as_mut_ptr(), v);
+                for block in &mut column.0[last + 1..B] {
+                    _mm256_store_pd(block.as_mut_ptr(), _mm256_setzero_pd());
+                }
+            }
+            // the right-hand side by whole blocks too: a vector load after scalar stores
+            // to the same block would wait for them (no store forwarding)
+            let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+            for block in &mut rhs[0].0[..B] {
+                let constraint = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
+                _mm256_store_pd(block.as_mut_ptr(), _mm256_and_pd(constraint, one));
+                index = _mm256_add_pd(index, _mm256_set1_pd(LANES as f64));
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn leaving_row<const B: usize>(
+        t: &[Column],
+        rows: usize,
+        cols: usize,
+        q: usize,
+        rule: PivotRule,
+        row_label: &[u8; MAX_STRATEGIES],
+    ) -> Option<(usize, f64)> {
+        use std::arch::x86_64::*;
+        let (a, rhs) = (&t[q], &t[cols]);
+        // 1 / a for every row, divided beside the ratios rather than after the choice
+        let mut reciprocals = Column::ZERO;
+        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // every load is of a whole aligned block of a `Column` (align 32), B <= BLOCKS.
+        let candidates = unsafe {
+            let eps = _mm256_set1_pd(PIVOT_EPS);
+            let tol = _mm256_set1_pd(FEASIBILITY_TOL);
+            let rows_v = _mm256_set1_pd(rows as f64);
+            let four = _mm256_set1_pd(LANES as f64);
+            let mut min = _mm256_set1_pd(f64::INFINITY);
+            let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+            let mut live = [_mm256_setzero_pd(); B];
+            for (b, live) in live.iter_mut().enumerate() {
+                let av = _mm256_load_pd(a.0[b].as_ptr());
+                let bv = _mm256_load_pd(rhs.0[b].as_ptr());
+                *live = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
+                index = _mm256_add_pd(index, four);
+                let positive = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(av, eps), *live);
+                let step = _mm256_div_pd(_mm256_add_pd(bv, tol), av);
+                let reciprocal = _mm256_div_pd(_mm256_set1_pd(1.0), av);
+                _mm256_store_pd(reciprocals.0[b].as_mut_ptr(), reciprocal);
+                // step < min ? step : min, as the portable strict minimum (NaN skipped)
+                let step = _mm256_blendv_pd(min, step, positive);
+                min = _mm256_min_pd(step, min);
+            }
+            // the steps are positive or infinite, never NaN: their minimum is exact in
+            // any order
+            let half = _mm_min_pd(_mm256_castpd256_pd128(min), _mm256_extractf128_pd::<1>(min));
+            let max_step = _mm_min_sd(half, _mm_unpackhi_pd(half, half));
+            let max_step = _mm256_broadcastsd_pd(max_step);
+            let mut candidates = 0u32;
+            for (b, &live) in live.iter().enumerate() {
+                let av = _mm256_load_pd(a.0[b].as_ptr());
+                let bv = _mm256_load_pd(rhs.0[b].as_ptr());
+                // !(a <= eps) and !(b / a > max_step), as the portable skip
+                let keep = _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_NLE_UQ>(av, eps),
+                    _mm256_cmp_pd::<_CMP_NGT_UQ>(_mm256_div_pd(bv, av), max_step),
+                );
+                let bits = _mm256_movemask_pd(_mm256_and_pd(keep, live)) as u32;
+                candidates |= bits << (LANES * b);
+            }
+            candidates
+        };
+        choose_row(candidates, &a.flat()[..rows], rule, row_label)
+            .map(|p| (p, reciprocals.flat()[p]))
+    }
+
+    #[inline(always)]
+    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+        use std::arch::x86_64::*;
+        let cols = t.len() - 1;
+        // the block holding row p: its lane p is scaled, not updated, and written by the
+        // same vector store (a scalar store there would stall the next vector load)
+        let pivot_block = p / LANES;
+        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // every load and store is of a whole aligned block of a `Column` (align 32),
+        // B <= BLOCKS, p < rows + 1 <= LANES * B.
+        unsafe {
+            let inv_v = _mm256_set1_pd(inv);
+            let zero = _mm256_setzero_pd();
+            let p_v = _mm256_set1_pd(p as f64);
+            let rows_v = _mm256_set1_pd(rows as f64);
+            let four = _mm256_set1_pd(LANES as f64);
+            let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+            let mut f = [zero; B];
+            let mut update = [zero; B];
+            let mut constraint = [zero; B];
+            let mut is_p = zero;
+            for b in 0..B {
+                f[b] = _mm256_mul_pd(_mm256_load_pd(t[q].0[b].as_ptr()), inv_v);
+                let at_p = _mm256_cmp_pd::<_CMP_EQ_OQ>(index, p_v);
+                if b == pivot_block {
+                    is_p = at_p;
+                }
+                // f != 0 (NaN included) and not the pivot row
+                update[b] = _mm256_andnot_pd(at_p, _mm256_cmp_pd::<_CMP_NEQ_UQ>(f[b], zero));
+                constraint[b] = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
+                index = _mm256_add_pd(index, four);
+            }
+            let masks = PivotMasks {
+                f,
+                update,
+                constraint,
+                is_p,
+                inv: inv_v,
+                p,
+                pivot_block,
+            };
+            let (columns, rhs) = t.split_at_mut(cols);
+            for (j, column) in columns.iter_mut().enumerate() {
+                if j != q {
+                    update_column(column, &masks, false);
+                }
+            }
+            update_column(&mut rhs[0], &masks, true);
+            let negative_zero = _mm256_set1_pd(-0.0);
+            let column_q = &mut t[q];
+            for (b, &f) in f.iter().enumerate() {
+                let mut r = _mm256_xor_pd(f, negative_zero);
+                if b == pivot_block {
+                    r = _mm256_blendv_pd(r, inv_v, is_p);
+                }
+                _mm256_store_pd(column_q.0[b].as_mut_ptr(), r);
+            }
+        }
+    }
+}
+
+/// What one AVX2 pivot applies to every column.
+#[cfg(target_arch = "x86_64")]
+struct PivotMasks<const B: usize> {
+    /// The factors `a_iq / a_pq`.
+    f: [std::arch::x86_64::__m256d; B],
+    /// Lanes to update: f != 0 and not the pivot row.
+    update: [std::arch::x86_64::__m256d; B],
+    /// Lanes of constraint rows (not the objective row, not padding).
+    constraint: [std::arch::x86_64::__m256d; B],
+    /// In block `pivot_block`, the lane of the pivot row.
+    is_p: std::arch::x86_64::__m256d,
+    inv: std::arch::x86_64::__m256d,
+    p: usize,
+    pivot_block: usize,
+}
+
+/// Updates one column for a pivot: `c - f g` where f != 0, `c / pivot` on the pivot row,
+/// `c` elsewhere, with `g` the column's pivot-row entry; `clamp` (the right-hand side)
+/// then sets negative constraint entries to +0. A function, not a closure, so that it
+/// inlines into the AVX2 code (a closure would be compiled without AVX2).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, clamp: bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: called only from `Avx2::pivot` (see there); the loads and stores are of
+    // whole aligned blocks of the column, B <= BLOCKS.
+    unsafe {
+        let zero = _mm256_setzero_pd();
+        let g = _mm256_broadcast_sd(&column.flat()[masks.p]);
+        for b in 0..B {
+            let block = column.0[b].as_mut_ptr();
+            let c = _mm256_load_pd(block);
+            let updated = _mm256_sub_pd(c, _mm256_mul_pd(masks.f[b], g));
+            let mut r = _mm256_blendv_pd(c, updated, masks.update[b]);
+            if b == masks.pivot_block {
+                r = _mm256_blendv_pd(r, _mm256_mul_pd(c, masks.inv), masks.is_p);
+            }
+            if clamp {
+                // r > 0 ? r : 0, as `non_negative`, on the constraint rows
+                r = _mm256_blendv_pd(r, _mm256_max_pd(r, zero), masks.constraint[b]);
+            }
+            _mm256_store_pd(block, r);
+        }
+    }
+}
