@@ -105,6 +105,10 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         gops_common::budget::Role::Coordinator,
     )?;
     crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
+    // bind before the store is opened: a busy port must not leave a new db behind
+    let listener = std::net::TcpListener::bind(args.listen)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
@@ -119,9 +123,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     );
     let rt = runtime()?;
     rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", args.listen)))?;
         info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, tls = tls_on, "coordinator listening");
         if let Some(addr) = args.metrics {
             let core = Arc::clone(&core);
@@ -150,18 +153,35 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 }
             }
         };
-        let shutdown = async move {
-            tokio::select! {
-                _ = termination() => info!("signal received; stopping (the db is consistent)"),
-                _ = done => info!("run complete; stopping"),
+        let signalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let shutdown = {
+            let signalled = Arc::clone(&signalled);
+            async move {
+                tokio::select! {
+                    _ = termination() => {
+                        signalled.store(true, std::sync::atomic::Ordering::SeqCst);
+                        info!("signal received; stopping (the db is consistent)");
+                    }
+                    _ = done => info!("run complete; stopping"),
+                }
             }
         };
         let served = serve_with_tls(listener, Arc::clone(&core), token, tls, Duration::from_secs(args.progress_secs), shutdown)
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
-        let (_, stored) = core.position();
+        let (open_layer, stored) = core.position();
         info!(slices_stored = stored, slices_leased = core.leased_this_run(), complete = core.is_finished(), "coordinator stopped");
-        served
+        served?;
+        match open_layer {
+            // stopped by a signal before the run was complete: an interruption (130)
+            Some(layer) if signalled.load(std::sync::atomic::Ordering::SeqCst) => {
+                Err(Failure::Interrupted(format!(
+                    "interrupted in layer {layer} with {stored} slices stored this run in {}; start the coordinator again to resume",
+                    args.db.display()
+                )))
+            }
+            _ => Ok(()),
+        }
     })
 }
 

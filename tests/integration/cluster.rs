@@ -249,3 +249,44 @@ fn a_worker_asked_to_stop_while_the_coordinator_is_unreachable_exits_promptly() 
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_coordinator_stopped_mid_run_exits_130_and_a_busy_port_leaves_no_db() {
+    let (_dir, db) = temp_db();
+    let mut coord = Proc::spawn(&[
+        "coordinator",
+        "--n",
+        "9",
+        "--db",
+        db.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let address = listening_address(&mut coord);
+    // a second coordinator on the same port: bad input, and no db of its own
+    let (_other_dir, other_db) = temp_db();
+    let out = gops(&[
+        "coordinator",
+        "--n",
+        "9",
+        "--db",
+        other_db.to_str().unwrap(),
+        "--listen",
+        &address,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot listen"), "{}", stderr(&out));
+    assert!(
+        !other_db.exists(),
+        "a coordinator that cannot listen created its db"
+    );
+    // no worker ever came: the run is not complete, so SIGTERM is an interruption
+    coord.terminate();
+    let (code, lines) = coord.finish_code();
+    assert_eq!(code, Some(130), "{}", lines.join("\n"));
+    assert!(
+        lines.iter().any(|l| l.contains("interrupted in layer 1")),
+        "{}",
+        lines.join("\n")
+    );
+}

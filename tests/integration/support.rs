@@ -228,13 +228,20 @@ impl Proc {
 
     /// Waits for the process to exit; returns whether it succeeded and every line it
     /// wrote to stderr (those already waited for included).
-    pub fn finish(mut self) -> (bool, Vec<String>) {
+    pub fn finish(self) -> (bool, Vec<String>) {
+        let (code, lines) = self.finish_code();
+        (code == Some(0), lines)
+    }
+
+    /// Waits for the process to exit: its exit code (`None` if a signal ended it) and
+    /// every line it wrote.
+    pub fn finish_code(mut self) -> (Option<i32>, Vec<String>) {
         let status = self.child.wait().unwrap();
         // the reader thread ends with the pipe
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
             self.seen.push(line);
         }
-        (status.success(), std::mem::take(&mut self.seen))
+        (status.code(), std::mem::take(&mut self.seen))
     }
 
     /// [`Proc::finish`], or `None` if the process is still running after `limit` (it is
