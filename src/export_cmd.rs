@@ -36,12 +36,8 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
             args.out.display()
         )));
     }
-    let n = match Store::peek_manifest(&args.db)? {
-        Some(manifest) => manifest.n,
-        None => Store::open_existing(&args.db)?.n(),
-    };
-    let layers = parse_layers(args.layers.as_deref(), n)?;
-    let store = Store::open_existing(&args.db)?;
+    let (store, layers) =
+        crate::query_cmd::open_checked(&args.db, |n| parse_layers(args.layers.as_deref(), n))?;
     let options = ExportOptions {
         layers,
         concrete: args.concrete,

@@ -1,7 +1,8 @@
 //! `--memory-mb` of `solve`, `coordinator` and `worker`: the process's memory budget,
 //! by default half the memory available (at most 4 GiB), checked against what the game
 //! needs at the least (one shard and its dependency slices, `gops_common::budget`) and
-//! split among the process's caches.
+//! split among the process's caches; and the memory figures of /proc it reads (available,
+//! this process's peak).
 
 use gops_common::Objective;
 use gops_common::budget::{CacheSplit, Role, bounded_need, default_budget};
@@ -20,8 +21,9 @@ pub fn split(
     let budget = match memory_mb {
         Some(mb) => mb.saturating_mul(1 << 20),
         None => {
-            let budget = default_budget(available_memory(), need);
-            if let Some(available) = available_memory().filter(|&a| a < need) {
+            let available = available_memory();
+            let budget = default_budget(available, need);
+            if let Some(available) = available.filter(|&a| a < need) {
                 return Err(Failure::Usage(format!(
                     "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices), but only {} MiB is available",
                     mib(need),
@@ -42,8 +44,18 @@ pub fn split(
 
 /// MemAvailable from /proc/meminfo, where there is one.
 pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    proc_kib("/proc/meminfo", "MemAvailable:")
+}
+
+/// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.
+pub fn peak_rss() -> Option<u64> {
+    proc_kib("/proc/self/status", "VmHWM:")
+}
+
+/// The `key` line of a /proc file that counts in kB, in bytes.
+fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -18,20 +18,31 @@ fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
 ) -> Result<(Store, GameState, T), Failure> {
-    let (state, checked) = match Store::peek_manifest(&args.db)? {
+    let (store, (state, checked)) = open_checked(&args.db, |n| {
+        let state = parse_state(args, n)?;
+        let checked = check(&state)?;
+        Ok((state, checked))
+    })?;
+    Ok((store, state, checked))
+}
+
+/// The db at `db`, opened only once `check` accepted the input against its N (read from
+/// the manifest file when there is one, so bad input leaves the db untouched).
+pub fn open_checked<T>(
+    db: &std::path::Path,
+    check: impl FnOnce(u8) -> Result<T, Failure>,
+) -> Result<(Store, T), Failure> {
+    match Store::peek_manifest(db)? {
         Some(manifest) => {
-            let state = parse_state(args, manifest.n)?;
-            let checked = check(&state)?;
-            (state, checked)
+            let checked = check(manifest.n)?;
+            Ok((Store::open_existing(db)?, checked))
         }
         None => {
-            let store = Store::open_existing(&args.db)?;
-            let state = parse_state(args, store.n())?;
-            let checked = check(&state)?;
-            return Ok((store, state, checked));
+            let store = Store::open_existing(db)?;
+            let checked = check(store.n())?;
+            Ok((store, checked))
         }
-    };
-    Ok((Store::open_existing(&args.db)?, state, checked))
+    }
 }
 
 fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {

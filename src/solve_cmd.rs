@@ -89,14 +89,6 @@ fn local_failure(e: LocalError) -> Failure {
     }
 }
 
-/// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.
-fn peak_rss() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
     let seconds = summary.wall.as_secs_f64();
     let rate = summary.games as f64 / seconds.max(1e-9);
@@ -115,7 +107,7 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         count(rate as u64)
     );
     let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
-    match peak_rss() {
+    match crate::memory::peak_rss() {
         Some(peak) => println!(
             "peak memory {}, db {db_size}",
             gops_db::disk::human_bytes(peak)

@@ -2,7 +2,6 @@
 //! re-solved bit for bit from the layer below) and reports what it found. Exit 1 on any
 //! mismatch.
 
-use gops_db::store::Store;
 use gops_db::verify::{VerifyOptions, VerifyReport, verify};
 
 use crate::args::VerifyArgs;
@@ -15,12 +14,10 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
             args.fraction
         )));
     }
-    let n = match Store::peek_manifest(&args.db)? {
-        Some(manifest) => manifest.n,
-        None => Store::open_existing(&args.db)?.n(),
-    };
-    let layers = crate::export_cmd::parse_layers(args.layers.as_deref(), n)?;
-    let store = Store::open_existing(&args.db)?;
+    let (store, layers) = crate::query_cmd::open_checked(&args.db, |n| {
+        crate::export_cmd::parse_layers(args.layers.as_deref(), n)
+    })?;
+    let n = store.n();
     let options = VerifyOptions {
         fraction: args.fraction,
         layers,
