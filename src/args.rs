@@ -115,9 +115,15 @@ pub struct CoordinatorArgs {
     /// Address to serve gRPC on, e.g. 0.0.0.0:7700.
     #[arg(long)]
     pub listen: std::net::SocketAddr,
-    /// File holding the run's token; every call must carry it.
+    /// File holding the run's token; every call must carry it. Several lines: one token
+    /// per worker (lines starting with # are comments), and standing lost for rejected
+    /// submissions stays with the token.
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// Serve an address other machines can reach without --token-file (anyone who
+    /// reaches it can join the run and waste its work); refused without this flag.
+    #[arg(long)]
+    pub insecure: bool,
     /// PEM certificate chain: serve gRPC over TLS only (needs --tls-key). Workers then
     /// use an https:// URL whose host the certificate names.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -128,8 +134,9 @@ pub struct CoordinatorArgs {
     /// Address to serve Prometheus metrics on (/metrics).
     #[arg(long)]
     pub metrics: Option<std::net::SocketAddr>,
-    /// Lease length in milliseconds: a worker silent this long loses its shard.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Lease length in milliseconds: a worker silent this long loses its shard
+    /// (200 to 86400000; workers heartbeat every third of it).
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(*gops_coordinator::cluster::LEASE_RANGE_MS.start()..=*gops_coordinator::cluster::LEASE_RANGE_MS.end()))]
     pub lease_ms: u64,
     /// Fraction of each submitted slice's states re-solved and compared bit for bit.
     #[arg(long, default_value_t = 0.01)]

@@ -9,7 +9,7 @@ use gops_common::cards::validate_n;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
-use gops_coordinator::service::serve_with_tls;
+use gops_coordinator::service::{AccessTokens, serve_with_tls};
 use gops_db::store::Store;
 use gops_worker::backoff::Backoff;
 use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
@@ -34,6 +34,55 @@ pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
         )));
     }
     Ok(Some(token))
+}
+
+/// The tokens a coordinator accepts, from `--token-file`: every line that is not empty
+/// or a `#` comment, trimmed (one line: a shared token; several: one per worker).
+pub fn read_tokens(path: Option<&Path>) -> Result<AccessTokens, Failure> {
+    let Some(path) = path else {
+        return Ok(AccessTokens::none());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read token file {}: {e}", path.display())))?;
+    let tokens: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    if tokens.is_empty() {
+        return Err(Failure::Usage(format!(
+            "token file {} holds no token",
+            path.display()
+        )));
+    }
+    let distinct: std::collections::HashSet<&String> = tokens.iter().collect();
+    if distinct.len() != tokens.len() {
+        return Err(Failure::Usage(format!(
+            "token file {} lists a token twice",
+            path.display()
+        )));
+    }
+    Ok(AccessTokens::of(tokens))
+}
+
+/// Refuses to serve an address other machines can reach with no token, unless the
+/// operator said `--insecure`.
+pub fn check_exposure(
+    listen: std::net::SocketAddr,
+    tokens: &AccessTokens,
+    insecure: bool,
+) -> Result<(), Failure> {
+    if !tokens.is_empty() || listen.ip().is_loopback() {
+        return Ok(());
+    }
+    if insecure {
+        warn!(address = %listen, "serving without a token (--insecure): anyone who reaches this address can join the run");
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "--listen {listen} is reachable from other machines and no --token-file is given: anyone who reaches it could join the run or waste its work. Give --token-file FILE (e.g. `head -c 32 /dev/urandom | base64 > token`, the same file for the workers), or --insecure to serve without one"
+    )))
 }
 
 /// What a client of the coordinator (worker, remote status) presents: the token of
@@ -86,7 +135,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             args.verify_fraction
         )));
     }
-    let token = read_token(args.token_file.as_deref())?;
+    let tokens = read_tokens(args.token_file.as_deref())?;
+    check_exposure(args.listen, &tokens, args.insecure)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(crate::tls::read_identity(cert, key)?),
         (None, None) => None,
@@ -166,7 +216,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 }
             }
         };
-        let served = serve_with_tls(listener, Arc::clone(&core), token, tls, Duration::from_secs(args.progress_secs), shutdown)
+        let served = serve_with_tls(listener, Arc::clone(&core), tokens, tls, Duration::from_secs(args.progress_secs), shutdown)
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
         let (open_layer, stored) = core.position();

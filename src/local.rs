@@ -18,7 +18,7 @@ use gops_common::shard::{ShardError, ShardSolver};
 use gops_coordinator::checks::Submitted;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome};
 use gops_coordinator::observer::RunObserver;
-use gops_coordinator::service::serve;
+use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::{LayerRecord, Store, StoreError};
 use gops_worker::backoff::Backoff;
 use gops_worker::{WorkerConfig, run_worker};
@@ -128,10 +128,12 @@ pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
             .local_addr()
             .map_err(|e| LocalError::Runtime(e.to_string()))?;
         let (stop_server, server_stopped) = watch::channel(false);
+        // loopback is shared with every user of the host: a fresh token keeps them out
+        let token = fresh_token();
         let server = tokio::spawn(serve(
             listener,
             Arc::clone(&core),
-            None,
+            AccessTokens::shared(token.clone()),
             Duration::from_secs(3600),
             wait_true(server_stopped),
         ));
@@ -141,7 +143,7 @@ pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
                 coordinator: format!("http://{address}"),
                 tls_ca: None,
                 threads: settings.threads,
-                token: None,
+                token: Some(token),
                 cache_bytes: settings.cache_bytes,
                 memory_budget: None,
                 name: "local".into(),
@@ -187,6 +189,7 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
         gops_proto::PROTOCOL_VERSION,
         "direct",
         settings.threads as u32,
+        None,
     )?;
     let mut cache = SliceCache::new(settings.cache_bytes);
     let mut layer_engine: Option<LayerEngine> = None;
@@ -217,6 +220,12 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
         core.submit(worker, lease_id, submitted, Instant::now())?;
     }
     outcome(core, started)
+}
+
+/// A token nobody can guess: 32 bytes of the operating system's randomness, in hex.
+pub fn fresh_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {

@@ -234,6 +234,23 @@ impl Slice {
             .map_err(|e| e.to_string())
     }
 
+    /// Whether the slice is in the one form [`Slice::windowed`] or [`Slice::dense`] gives
+    /// its values: every window as narrow as its values allow. Equal values then mean
+    /// equal bytes and equal digests, so copies from different workers compare by digest.
+    pub fn is_canonical(&self) -> bool {
+        let Some(windows) = &self.windows else {
+            return true;
+        };
+        windows.iter().all(|w| {
+            let (start, len) = (w.start as usize, usize::from(w.len));
+            match self.values.get(start..start + len) {
+                Some([]) => true,
+                Some(v) => v[0] != -1.0 && v[len - 1] != 1.0,
+                None => false,
+            }
+        })
+    }
+
     /// The digest of the slice's encoding: equal slices, equal digests.
     pub fn digest(&self) -> Digest {
         crate::checksum::digest_bytes(&self.encode())
@@ -278,6 +295,33 @@ mod tests {
         let slice = Slice::windowed(1, &two);
         assert_eq!(slice.values, vec![0.5]);
         assert_eq!(dense_of(&slice, 2), two);
+    }
+
+    #[test]
+    fn only_the_narrowest_windows_are_canonical() {
+        let dense = [-1.0, -1.0, 0.25, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0];
+        let slice = Slice::windowed(2, &dense);
+        assert!(slice.is_canonical());
+        assert!(Slice::dense(2, dense.to_vec()).is_canonical());
+        // the same values with the first window widened by one -1 on the left
+        let mut wide = slice.clone();
+        let windows = wide.windows.as_mut().unwrap();
+        windows[0] = Window {
+            start: 0,
+            lo: 1,
+            len: 2,
+        };
+        windows[1].start = 2;
+        wide.values = vec![-1.0, 0.25];
+        assert_eq!(dense_of(&wide, 2), dense_of(&slice, 2), "same values");
+        assert!(!wide.is_canonical());
+        // ... or by one +1 on the right
+        let mut wide = slice.clone();
+        wide.windows.as_mut().unwrap()[0].len = 2;
+        wide.windows.as_mut().unwrap()[1].start = 2;
+        wide.values = vec![0.25, 1.0];
+        assert_eq!(dense_of(&wide, 2), dense_of(&slice, 2), "same values");
+        assert!(!wide.is_canonical());
     }
 
     #[test]

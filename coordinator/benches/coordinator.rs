@@ -15,7 +15,7 @@ use gops_common::slice::SliceBytes;
 use gops_common::solution::InMemorySolution;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
-use gops_coordinator::service::serve;
+use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::Store;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
 use gops_proto::v1::{
@@ -62,7 +62,7 @@ fn main() {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let server_core = Arc::clone(&core);
         tokio::spawn(async move {
-            serve(listener, server_core, None, Duration::from_secs(3600), std::future::pending()).await.unwrap();
+            serve(listener, server_core, AccessTokens::none(), Duration::from_secs(3600), std::future::pending()).await.unwrap();
         });
         let (leases, submits, stored) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
         let started = Instant::now();
@@ -73,9 +73,10 @@ fn main() {
             tasks.push(tokio::spawn(async move {
                 let mut client = fake_client(&url).await;
                 let hello = HelloRequest { protocol_version: gops_proto::PROTOCOL_VERSION, worker_name: format!("fake{i}"), threads: 1 };
-                let worker_id = client.hello(hello).await.unwrap().into_inner().worker_id;
+                let welcome = client.hello(hello).await.unwrap().into_inner();
+                let (worker_id, session_key) = (welcome.worker_id, welcome.session_key);
                 loop {
-                    let reply = client.lease(LeaseRequest { worker_id }).await.unwrap().into_inner();
+                    let reply = client.lease(LeaseRequest { worker_id, session_key: session_key.clone() }).await.unwrap().into_inner();
                     leases.fetch_add(1, Ordering::Relaxed);
                     match reply.reply.unwrap() {
                         lease_reply::Reply::Finished(_) => return,
@@ -84,7 +85,7 @@ fn main() {
                             let layer = shard.layer as u8;
                             let data: Vec<SliceData> = shard.prize_ranks.iter().map(|&r| slices[&(layer, r)].clone()).collect();
                             let n = data.len() as u64;
-                            let request = SubmitRequest { worker_id, lease_id: shard.lease_id, slices: data };
+                            let request = SubmitRequest { worker_id, lease_id: shard.lease_id, slices: data, session_key: session_key.clone() };
                             let reply = client.submit(request).await.unwrap().into_inner();
                             submits.fetch_add(1, Ordering::Relaxed);
                             stored.fetch_add(u64::from(reply.stored), Ordering::Relaxed);

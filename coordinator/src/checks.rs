@@ -1,5 +1,6 @@
 //! What a submitted slice must pass before it is stored, as plain functions: the sorting
-//! of a submission into new slices and duplicates, then per new slice its digest, shape,
+//! of a submission into new slices, duplicates and disputes (a copy whose digest differs
+//! from the stored one's), then per new slice its digest, shape, canonical encoding,
 //! finite values, certificate gap, and a sample of its states re-solved bit for bit.
 //! Every refusal is a [`Rejection`], so callers and tests match on the reason, not on
 //! its wording.
@@ -46,8 +47,14 @@ pub enum Rejection {
     NoSuchSlice { layer: u8, rank: u32 },
     #[error("slice {rank} submitted twice in one request")]
     Repeated { rank: u32 },
-    #[error("slice {rank} differs from the one already stored")]
+    #[error("slice {rank} differs from the one already stored, which a full re-check confirmed")]
     DiffersFromStored { rank: u32 },
+    #[error("lease {lease} was never granted to this worker")]
+    NotYourLease { lease: u64 },
+    #[error("slice {rank} is not part of the shard of lease {lease}")]
+    OutsideLease { rank: u32, lease: u64 },
+    #[error("slice {rank}: a window is wider than its values need (not the canonical encoding)")]
+    NonCanonical { rank: u32 },
     #[error("slice {rank}: bytes do not match their digest")]
     DigestMismatch { rank: u32 },
     #[error("slice {rank}: {why}")]
@@ -81,15 +88,27 @@ pub enum Rejection {
 pub struct Sorted {
     /// Slices not stored yet: to be checked.
     pub fresh: Vec<Submitted>,
+    /// Slices stored already with another digest: both copies are checked in full.
+    pub disputed: Vec<Submitted>,
     /// Slices stored already with the same digest, or of a layer already complete.
     pub duplicates: u32,
 }
 
-/// Sorts `slices` into new ones and duplicates of what `progress` (the open layer)
-/// holds. A slice of a later layer, out of range, repeated, or differing from the stored
-/// one rejects the whole submission.
+/// The lease a submission is made under, as the ledger knows it.
+#[derive(Clone, Copy, Debug)]
+pub struct LeaseGrant<'a> {
+    pub lease: u64,
+    /// The prize ranks of its shard, if the lease was granted to the submitter in the
+    /// open layer.
+    pub ranks: Option<&'a [u32]>,
+}
+
+/// Sorts `slices` into new ones, disputes and duplicates of what `progress` (the open
+/// layer) holds. A slice of a later layer, out of range, repeated, or not of the
+/// submitter's lease `grant` rejects the whole submission.
 pub fn sort_submission(
     progress: &LayerProgress,
+    grant: LeaseGrant<'_>,
     slices: Vec<Submitted>,
 ) -> Result<Sorted, Rejection> {
     let k = progress.k();
@@ -113,9 +132,18 @@ pub fn sort_submission(
         if !seen.insert(rank) {
             return Err(Rejection::Repeated { rank });
         }
+        let Some(allowed) = grant.ranks else {
+            return Err(Rejection::NotYourLease { lease: grant.lease });
+        };
+        if !allowed.contains(&rank) {
+            return Err(Rejection::OutsideLease {
+                rank,
+                lease: grant.lease,
+            });
+        }
         match progress.digest(rank) {
             Some(stored) if *stored == s.bytes.digest => sorted.duplicates += 1,
-            Some(_) => return Err(Rejection::DiffersFromStored { rank }),
+            Some(_) => sorted.disputed.push(s),
             None => sorted.fresh.push(s),
         }
     }
@@ -133,11 +161,12 @@ pub struct SliceCheck<'a> {
     pub verify_fraction: f64,
 }
 
-/// Either the slice is wrong, or the coordinator's own re-solve failed.
+/// Either the slice is wrong, or the coordinator's own re-solve (or read) failed.
 #[derive(Debug)]
 pub enum CheckFailure {
     Rejected(Rejection),
     Engine(EngineError),
+    Store(gops_db::store::StoreError),
 }
 
 impl From<Rejection> for CheckFailure {
@@ -157,6 +186,9 @@ pub fn check_slice(check: &SliceCheck<'_>, s: &Submitted) -> Result<u64, CheckFa
     let k = check.engine.k();
     let slice = Slice::decode_for(check.n, check.objective, k, rank, &s.bytes.body)
         .map_err(|why| Rejection::Malformed { rank, why })?;
+    if !slice.is_canonical() {
+        return Err(Rejection::NonCanonical { rank }.into());
+    }
     if let Some(&value) = slice.values.iter().find(|v| !v.is_finite()) {
         return Err(Rejection::NonFinite { rank, value }.into());
     }

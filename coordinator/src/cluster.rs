@@ -1,9 +1,11 @@
 //! The coordinator, free of gRPC: the way a shard travels through it, top to bottom.
-//! `hello` registers a worker; `lease` hands it a shard of the open layer; `fetch_one`
-//! serves the slices of the layer below that the shard reads; `heartbeat` keeps the lease;
-//! `submit` sorts the finished slices, checks the new ones (outside the lock), stores
-//! them flushed, and completes the layer when its last slice arrives, which opens the
-//! next. The gRPC handlers in [`crate::service`] only convert messages and call these.
+//! `hello` opens a worker's session (an id and a secret key that every later call
+//! presents); `lease` hands it a shard of the open layer; `fetch_one` serves the slices of
+//! the layer below that the shard reads; `heartbeat` keeps the lease; `submit` sorts the
+//! finished slices (only those of a lease the caller holds or held), checks the new ones
+//! (outside the lock), resolves a disagreement with a stored copy by re-checking both in
+//! full, stores flushed, and completes the layer when its last slice arrives, which opens
+//! the next. The gRPC handlers in [`crate::service`] only convert messages and call these.
 //!
 //! Everything needed to resume is in the store: on start the coordinator finds the first
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
@@ -19,14 +21,16 @@ use gops_common::prizes::prize_set_count;
 use gops_common::slice::SliceBytes;
 use gops_db::status::run_status;
 use gops_db::store::{Store, StoreError};
-use gops_proto::ids::{LeaseId, WorkerId};
-use tracing::{info, warn};
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
+use tracing::{error, info, warn};
 
-use crate::checks::{CheckFailure, Rejection, SliceCheck, Submitted, check_slice, sort_submission};
+use crate::checks::{
+    CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_slice, sort_submission,
+};
 use crate::ledger::Assignment;
 use crate::observer::RunObserver;
 use crate::open_layer::OpenLayer;
-use crate::registry::WorkerRegistry;
+use crate::registry::{Credential, Refusal, WorkerRegistry};
 use crate::status::{ClusterStatus, ShardCounts};
 
 /// Timings and checks of a coordinator; tests use millisecond leases.
@@ -48,9 +52,20 @@ pub struct CoordinatorConfig {
     pub max_fetch: usize,
     /// Memory for slices of layer k - 1 kept to check submissions against.
     pub verify_cache_bytes: usize,
-    /// A worker with this many rejected submissions gets no more shards.
+    /// A worker (or credential) with this many rejected submissions gets no more shards.
     pub max_rejections: u64,
+    /// Live leases one worker may hold at once.
+    pub max_leases_per_worker: usize,
+    /// Sessions the registry holds at most (silent ones are forgotten first).
+    pub max_sessions: usize,
 }
+
+/// Workers listed in a status at most (the counts cover all).
+const MAX_LISTED_WORKERS: usize = 1000;
+
+/// Bounds of `--lease-ms`: shorter leases expire between heartbeats of a busy worker,
+/// longer ones leave a dead worker's shard idle for a day.
+pub const LEASE_RANGE_MS: std::ops::RangeInclusive<u64> = 200..=86_400_000;
 
 impl Default for CoordinatorConfig {
     fn default() -> Self {
@@ -64,6 +79,8 @@ impl Default for CoordinatorConfig {
             max_fetch: gops_proto::MAX_FETCH_SLICES,
             verify_cache_bytes: 512 << 20,
             max_rejections: 3,
+            max_leases_per_worker: 2,
+            max_sessions: 10_000,
         }
     }
 }
@@ -74,14 +91,20 @@ pub enum CoreError {
     Version { got: u32, want: u32 },
     #[error("unknown worker {0}: say hello first")]
     UnknownWorker(WorkerId),
+    #[error("worker {0}: wrong session key")]
+    WrongSession(WorkerId),
+    #[error("{0} sessions open, the most this coordinator holds: try again later")]
+    Full(usize),
     #[error("bad request: {0}")]
     BadRequest(String),
     #[error("submission rejected: {0}")]
     Rejected(Rejection),
     #[error("layer {0} is not complete yet")]
     NotReady(u8),
-    #[error("worker {0} had {1} submissions rejected: no more shards for it")]
+    #[error("worker {0} (or its token) had {1} submissions rejected: no more shards for it")]
     Banned(WorkerId, u64),
+    #[error("this token had {0} submissions rejected: no more sessions for it")]
+    CredentialBanned(u64),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -105,6 +128,15 @@ pub struct SubmitOutcome {
     pub duplicates: u32,
 }
 
+/// What one round of storing did: stored, duplicates, and copies that lost a race to
+/// another copy with a different digest (disputes for the next round).
+#[derive(Default)]
+struct StoreRound {
+    stored: u32,
+    duplicates: u32,
+    raced: Vec<Submitted>,
+}
+
 struct Inner {
     open: Option<OpenLayer>,
     workers: WorkerRegistry,
@@ -114,6 +146,10 @@ struct Inner {
     slices_this_run: u64,
     games_this_run: u64,
     rejected: u64,
+    /// Calls refused for a wrong session key.
+    refused_calls: u64,
+    /// Copies of a slice whose digest differed from the stored one's.
+    disagreements: u64,
     /// Stop leasing after this many slices this run (tests of interruption).
     slice_budget: Option<u64>,
     /// Distinct (layer, prize rank) leased this run.
@@ -143,17 +179,20 @@ impl Coordinator {
         // ids carry the run number in their high bits: a worker or lease from before a
         // restart is never mistaken for a new one
         let first_id = (store.next_run()? << 32) | 1;
+        let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
         let coordinator = Coordinator {
             store,
             config,
             inner: Mutex::new(Inner {
                 open: None,
-                workers: WorkerRegistry::new(WorkerId(first_id)),
+                workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
                 next_lease: LeaseId(first_id),
                 started: Instant::now(),
                 slices_this_run: 0,
                 games_this_run: 0,
                 rejected: 0,
+                refused_calls: 0,
+                disagreements: 0,
                 slice_budget: None,
                 leased: HashSet::new(),
             }),
@@ -270,39 +309,70 @@ impl Coordinator {
         self.open_next_layer(inner, record.k + 1)
     }
 
+    /// Opens a session: the worker's id and the key its later calls present.
+    /// `credential` is the token it presented, when the coordinator has one per worker.
     pub fn hello(
         &self,
         protocol_version: u32,
         name: &str,
         threads: u32,
-    ) -> Result<WorkerId, CoreError> {
+        credential: Option<Credential>,
+    ) -> Result<Caller, CoreError> {
         if protocol_version != gops_proto::PROTOCOL_VERSION {
             return Err(CoreError::Version {
                 got: protocol_version,
                 want: gops_proto::PROTOCOL_VERSION,
             });
         }
+        // from the thread-local CSPRNG, seeded by the operating system
+        let key = SessionKey(rand::random());
         let mut inner = self.lock();
-        let id = inner.workers.join(name, threads, Instant::now());
-        info!(worker = %id, name = inner.workers.name(id).unwrap_or(""), threads, "worker joined");
-        Ok(id)
+        let now = Instant::now();
+        let joined = inner
+            .workers
+            .join(name, threads, key, credential, now, self.silent_for());
+        let worker = joined.map_err(|refusal| match refusal {
+            Refusal::Full(max) => CoreError::Full(max),
+            Refusal::Banned(count) => CoreError::CredentialBanned(count),
+            Refusal::Unknown | Refusal::WrongKey => unreachable!("join does not authenticate"),
+        })?;
+        info!(worker = %worker, name = inner.workers.name(worker).unwrap_or(""), threads, "worker joined");
+        Ok(Caller { worker, key })
     }
 
-    fn touch(inner: &mut Inner, worker: WorkerId, now: Instant) -> Result<(), CoreError> {
-        if inner.workers.touch(worker, now) {
-            Ok(())
-        } else {
-            Err(CoreError::UnknownWorker(worker))
+    /// How long a silent session is kept: its leases expired long before.
+    fn silent_for(&self) -> Duration {
+        self.config.lease * 4
+    }
+
+    /// Lets `caller` in if it presents its session's key; a forged call is counted and
+    /// changes nothing of the worker it names.
+    fn authenticate(inner: &mut Inner, caller: &Caller, now: Instant) -> Result<(), CoreError> {
+        match inner.workers.authenticate(caller, now) {
+            Ok(()) => Ok(()),
+            Err(Refusal::WrongKey) => {
+                inner.refused_calls += 1;
+                warn!(worker = %caller.worker, "call with a wrong session key refused");
+                Err(CoreError::WrongSession(caller.worker))
+            }
+            Err(_) => Err(CoreError::UnknownWorker(caller.worker)),
         }
     }
 
-    pub fn lease(&self, worker: WorkerId, now: Instant) -> Result<LeaseOutcome, CoreError> {
-        let mut inner = self.lock();
-        Self::touch(&mut inner, worker, now)?;
-        let rejected = inner.workers.rejections(worker);
-        if rejected >= self.config.max_rejections {
-            return Err(CoreError::Banned(worker, rejected));
+    /// Refuses a banned session (or credential).
+    fn check_standing(inner: &Inner, worker: WorkerId) -> Result<(), CoreError> {
+        match inner.workers.check_standing(worker) {
+            Ok(()) => Ok(()),
+            Err(Refusal::Banned(count)) => Err(CoreError::Banned(worker, count)),
+            Err(_) => Err(CoreError::UnknownWorker(worker)),
         }
+    }
+
+    pub fn lease(&self, caller: Caller, now: Instant) -> Result<LeaseOutcome, CoreError> {
+        let worker = caller.worker;
+        let mut inner = self.lock();
+        Self::authenticate(&mut inner, &caller, now)?;
+        Self::check_standing(&inner, worker)?;
         if inner
             .slice_budget
             .is_some_and(|b| inner.slices_this_run >= b)
@@ -335,23 +405,23 @@ impl Coordinator {
 
     pub fn heartbeat(
         &self,
-        worker: WorkerId,
+        caller: Caller,
         lease_id: LeaseId,
         now: Instant,
     ) -> Result<bool, CoreError> {
         let mut inner = self.lock();
-        Self::touch(&mut inner, worker, now)?;
+        Self::authenticate(&mut inner, &caller, now)?;
         Ok(inner
             .open
             .as_mut()
-            .is_some_and(|open| open.ledger.heartbeat(worker, lease_id, now)))
+            .is_some_and(|open| open.ledger.heartbeat(caller.worker, lease_id, now)))
     }
 
-    pub fn release(&self, worker: WorkerId, lease_id: LeaseId) -> Result<(), CoreError> {
+    pub fn release(&self, caller: Caller, lease_id: LeaseId) -> Result<(), CoreError> {
         let mut inner = self.lock();
-        Self::touch(&mut inner, worker, Instant::now())?;
+        Self::authenticate(&mut inner, &caller, Instant::now())?;
         if let Some(open) = inner.open.as_mut() {
-            open.ledger.release(worker, lease_id);
+            open.ledger.release(caller.worker, lease_id);
         }
         Ok(())
     }
@@ -377,6 +447,13 @@ impl Coordinator {
                 "layer {layer} has no slice {bad}"
             )));
         }
+        // a few bytes in must not ask for the same large slice thousands of times
+        let mut seen = HashSet::with_capacity(ranks.len());
+        if let Some(again) = ranks.iter().find(|&&r| !seen.insert(r)) {
+            return Err(CoreError::BadRequest(format!(
+                "slice {again} asked for twice in one fetch"
+            )));
+        }
         if self.store.layer(layer)?.is_none() {
             return Err(CoreError::NotReady(layer));
         }
@@ -390,17 +467,24 @@ impl Coordinator {
 
     /// Validates and stores a worker's finished slices. All or nothing: one bad slice
     /// rejects the submission, and the lease goes back to be leased again.
+    ///
+    /// Slices of the open layer must belong to the shard of `lease_id`, a lease granted
+    /// to the caller (live or expired). A copy whose digest differs from the stored one
+    /// is a dispute: both copies are re-solved in full; the one that fails is wrong (the
+    /// submitter is rejected, or the stored copy is replaced and its author blamed).
     pub fn submit(
         &self,
-        worker: WorkerId,
+        caller: Caller,
         lease_id: LeaseId,
         slices: Vec<Submitted>,
         now: Instant,
     ) -> Result<SubmitOutcome, CoreError> {
-        // 1. sort into new slices and duplicates, and gather what checking needs
-        let (engine, below, fresh, duplicates) = {
+        let worker = caller.worker;
+        // 1. cheap checks under the lock: session, standing, lease, sorting
+        let (engine, mut fresh, mut disputed, duplicates) = {
             let mut inner = self.lock();
-            Self::touch(&mut inner, worker, now)?;
+            Self::authenticate(&mut inner, &caller, now)?;
+            Self::check_standing(&inner, worker)?;
             let Some(open) = inner.open.as_mut() else {
                 // the run is complete: whatever arrives now is late
                 return Ok(SubmitOutcome {
@@ -408,41 +492,160 @@ impl Coordinator {
                     duplicates: slices.len() as u32,
                 });
             };
-            let sorted = match sort_submission(&open.progress, slices) {
+            let grant = LeaseGrant {
+                lease: lease_id.0,
+                ranks: open.ledger.granted_ranks(worker, lease_id),
+            };
+            let sorted = match sort_submission(&open.progress, grant, slices) {
                 Ok(sorted) => sorted,
                 Err(why) => return Err(self.reject(&mut inner, worker, lease_id, why)),
             };
-            let below = open.dependencies(&self.store, &sorted.fresh)?;
             (
                 Arc::clone(&open.engine),
-                below,
                 sorted.fresh,
+                sorted.disputed,
                 sorted.duplicates,
             )
         };
-        // 2. the expensive checks, without the lock
+        let mut outcome = SubmitOutcome {
+            stored: 0,
+            duplicates,
+        };
+        // a copy that raced another one to the store becomes a dispute in a second round
+        for _round in 0..3 {
+            if fresh.is_empty() && disputed.is_empty() {
+                break;
+            }
+            // 2. the expensive checks, without the lock
+            let checked = self.check_submitted(&engine, &fresh, self.config.verify_fraction);
+            let resolved = self.resolve_disputes(&engine, worker, &disputed);
+            let mut inner = self.lock();
+            let (checked, replaced) = match checked.and_then(|c| resolved.map(|r| (c, r))) {
+                Ok(both) => both,
+                Err(CheckFailure::Rejected(why)) => {
+                    return Err(self.reject(&mut inner, worker, lease_id, why));
+                }
+                // the coordinator's own failure: not the worker's fault, nothing is blamed
+                Err(CheckFailure::Engine(e)) => return Err(e.into()),
+                Err(CheckFailure::Store(e)) => return Err(e.into()),
+            };
+            let checked: Vec<(Submitted, u64)> = fresh.drain(..).zip(checked).collect();
+            let replaced: Vec<(Submitted, u64)> = disputed
+                .drain(..)
+                .zip(replaced)
+                .filter_map(|(s, r)| r.map(|values| (s, values)))
+                .collect();
+            // 3. store what is still missing, flushed, then record it
+            let round = self.store_checked(&mut inner, worker, &engine, checked, replaced)?;
+            outcome.stored += round.stored;
+            outcome.duplicates += round.duplicates;
+            disputed = round.raced;
+        }
+        if let Some(s) = disputed.first() {
+            let mut inner = self.lock();
+            let why = Rejection::DiffersFromStored { rank: s.prize_rank };
+            return Err(self.reject(&mut inner, worker, lease_id, why));
+        }
+        Ok(outcome)
+    }
+
+    /// Checks new slices at `fraction`; the number of stored values of each.
+    fn check_submitted(
+        &self,
+        engine: &LayerEngine,
+        slices: &[Submitted],
+        fraction: f64,
+    ) -> Result<Vec<u64>, CheckFailure> {
+        if slices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let below = self.dependencies(engine.k(), slices)?;
         let check = SliceCheck {
             n: self.n(),
             objective: self.objective(),
-            engine: &engine,
+            engine,
             below: &below,
-            verify_fraction: self.config.verify_fraction,
+            verify_fraction: fraction,
         };
-        let checked: Result<Vec<(Submitted, u64)>, CheckFailure> = fresh
-            .into_iter()
-            .map(|s| check_slice(&check, &s).map(|values| (s, values)))
-            .collect();
+        slices.iter().map(|s| check_slice(&check, s)).collect()
+    }
+
+    /// The slices of the layer below that `slices` read, through the open layer's cache
+    /// (loaded under the lock, which the cache needs; the cache is bounded).
+    fn dependencies(
+        &self,
+        k: u8,
+        slices: &[Submitted],
+    ) -> Result<std::collections::HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
         let mut inner = self.lock();
-        let checked = match checked {
-            Ok(c) => c,
-            Err(CheckFailure::Rejected(why)) => {
-                return Err(self.reject(&mut inner, worker, lease_id, why));
-            }
-            // the coordinator's own failure: not the worker's fault, nothing is blamed
-            Err(CheckFailure::Engine(e)) => return Err(e.into()),
+        let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
+            // the layer completed meanwhile: its dependencies are still in the store
+            let mut cache = gops_common::cache::SliceCache::new(self.config.verify_cache_bytes);
+            drop(inner);
+            return self
+                .store
+                .slices_below(&mut cache, k, slices.iter().map(|s| s.prize_rank))
+                .map_err(CheckFailure::Store);
         };
-        // 3. store what is still missing, flushed, then record it
-        self.store_checked(&mut inner, worker, &engine, checked, duplicates)
+        open.dependencies(&self.store, slices)
+            .map_err(CheckFailure::Store)
+    }
+
+    /// Settles each disputed copy: re-checked in full, and, when it passes, the stored
+    /// copy too. `Some(values)` where the stored copy failed and the new one replaces it.
+    fn resolve_disputes(
+        &self,
+        engine: &LayerEngine,
+        worker: WorkerId,
+        disputed: &[Submitted],
+    ) -> Result<Vec<Option<u64>>, CheckFailure> {
+        if disputed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let k = engine.k();
+        self.lock().disagreements += disputed.len() as u64;
+        for s in disputed {
+            warn!(worker = %worker, layer = k, slice = s.prize_rank, "a copy of a stored slice differs from it: re-checking both in full");
+        }
+        let new_values = self.check_submitted(engine, disputed, 1.0)?;
+        let mut stored_copies = Vec::with_capacity(disputed.len());
+        for s in disputed {
+            let bytes = self
+                .store
+                .require_slice_bytes(k, s.prize_rank)
+                .map_err(CheckFailure::Store)?;
+            stored_copies.push(Submitted {
+                layer: k,
+                prize_rank: s.prize_rank,
+                bytes,
+            });
+        }
+        Ok(stored_copies
+            .iter()
+            .zip(new_values)
+            .map(|(stored, values)| {
+                match self.check_submitted(engine, std::slice::from_ref(stored), 1.0) {
+                    // both pass in full: equal values in canonical form have equal bytes,
+                    // so this cannot happen; keep the stored copy
+                    Ok(_) => {
+                        error!(layer = k, slice = stored.prize_rank, "two different copies of a slice both pass a full re-check; keeping the stored one");
+                        None
+                    }
+                    Err(CheckFailure::Rejected(why)) => {
+                        error!(layer = k, slice = stored.prize_rank, reason = %why, "the stored copy of a slice fails a full re-check: replacing it");
+                        Some(values)
+                    }
+                    Err(CheckFailure::Engine(e)) => {
+                        error!(layer = k, slice = stored.prize_rank, error = %e, "cannot re-check the stored copy of a slice");
+                        None
+                    }
+                    Err(CheckFailure::Store(e)) => {
+                        error!(layer = k, slice = stored.prize_rank, error = %e, "cannot re-check the stored copy of a slice");
+                        None
+                    }
+                }
+            })
+            .collect())
     }
 
     fn store_checked(
@@ -451,44 +654,69 @@ impl Coordinator {
         worker: WorkerId,
         engine: &LayerEngine,
         checked: Vec<(Submitted, u64)>,
-        duplicates: u32,
-    ) -> Result<SubmitOutcome, CoreError> {
-        let mut outcome = SubmitOutcome {
-            stored: 0,
-            duplicates,
-        };
+        replacements: Vec<(Submitted, u64)>,
+    ) -> Result<StoreRound, CoreError> {
+        let mut round = StoreRound::default();
         let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) else {
             // the layer completed meanwhile: everything here was a duplicate
-            outcome.duplicates += checked.len() as u32;
-            return Ok(outcome);
+            round.duplicates += checked.len() as u32;
+            if !replacements.is_empty() {
+                error!(
+                    layer = engine.k(),
+                    slices = replacements.len(),
+                    "a stored slice failed a full re-check after its layer completed: run `gops verify` on this db"
+                );
+            }
+            return Ok(round);
         };
+        let k = open.k();
         let (new, late): (Vec<_>, Vec<_>) = checked
             .into_iter()
             .partition(|(s, _)| open.ledger.is_missing(s.prize_rank));
-        outcome.duplicates += late.len() as u32;
-        let batch: Vec<(u32, &SliceBytes)> =
-            new.iter().map(|(s, _)| (s.prize_rank, &s.bytes)).collect();
-        self.store.put_slice_bytes(open.k(), &batch)?;
+        for (s, _) in late {
+            // checked at the same time as another copy that was stored first
+            if open.progress.digest(s.prize_rank) == Some(&s.bytes.digest) {
+                round.duplicates += 1;
+            } else {
+                round.raced.push(s);
+            }
+        }
+        let batch: Vec<(u32, &SliceBytes)> = new
+            .iter()
+            .chain(&replacements)
+            .map(|(s, _)| (s.prize_rank, &s.bytes))
+            .collect();
+        self.store.put_slice_bytes(k, &batch)?;
+        for (s, values) in replacements {
+            let rank = s.prize_rank;
+            open.progress
+                .replace(rank, s.bytes.digest, s.bytes.max_gap, values);
+            if let Some(author) = open.stored_by.insert(rank, worker) {
+                warn!(worker = %author, layer = k, slice = rank, "stored a slice that failed a full re-check");
+                inner.workers.blame(author);
+            }
+            round.stored += 1;
+        }
         let mut games = 0u64;
         for (s, values) in new {
             open.ledger.slice_stored(s.prize_rank);
             open.progress
                 .record(s.prize_rank, s.bytes.digest, s.bytes.max_gap, values);
+            open.stored_by.insert(s.prize_rank, worker);
             games = games.saturating_add(s.bytes.games);
-            outcome.stored += 1;
+            round.stored += 1;
         }
-        let k = open.k();
         let layer_done = open.ledger.is_done();
-        inner.slices_this_run += u64::from(outcome.stored);
+        inner.slices_this_run += u64::from(round.stored);
         inner.games_this_run = inner.games_this_run.saturating_add(games);
-        inner.workers.credit(worker, u64::from(outcome.stored));
-        if outcome.stored > 0 {
-            self.observer.shard_done(k, outcome.stored as usize, games);
+        inner.workers.credit(worker, u64::from(round.stored));
+        if round.stored > 0 {
+            self.observer.shard_done(k, round.stored as usize, games);
         }
         if layer_done {
             self.complete_layer(inner)?;
         }
-        Ok(outcome)
+        Ok(round)
     }
 
     fn reject(
@@ -530,10 +758,15 @@ impl Coordinator {
             run,
             open_layer,
             shards,
-            workers: inner.workers.live(now, self.config.lease * 2),
+            workers: inner
+                .workers
+                .live(now, self.config.lease * 2, MAX_LISTED_WORKERS),
             slices_per_second: inner.slices_this_run as f64 / elapsed,
             games_per_second: inner.games_this_run as f64 / elapsed,
             rejected_submissions: inner.rejected,
+            refused_calls: inner.refused_calls,
+            disagreements: inner.disagreements,
+            workers_registered: inner.workers.len() as u64,
         })
     }
 }

@@ -70,10 +70,15 @@ pub struct LeaseLedger {
     /// prize rank -> (shard, stored yet)
     ranks: HashMap<u32, (usize, bool)>,
     leases: BTreeMap<LeaseId, Lease>,
+    /// Every lease granted in this layer, live or not: lease -> (worker, shard). A
+    /// submission must name one of its worker's.
+    granted: HashMap<LeaseId, (WorkerId, usize)>,
     next_lease: LeaseId,
     lease_duration: Duration,
     /// A shard gets at most this many leases at once (1 + speculative copies).
     max_copies: usize,
+    /// A worker holds at most this many live leases (one solving, one submitting).
+    max_per_worker: usize,
 }
 
 impl LeaseLedger {
@@ -103,10 +108,18 @@ impl LeaseLedger {
             shards,
             ranks,
             leases: BTreeMap::new(),
+            granted: HashMap::new(),
             next_lease: first_lease_id.max(LeaseId(1)),
             lease_duration,
             max_copies: 2,
+            max_per_worker: 2,
         }
+    }
+
+    /// Sets how many live leases one worker may hold (at least 1).
+    pub fn with_max_per_worker(mut self, leases: usize) -> Self {
+        self.max_per_worker = leases.max(1);
+        self
     }
 
     /// Takes back every lease whose deadline has passed.
@@ -141,11 +154,16 @@ impl LeaseLedger {
     }
 
     /// Gives `worker` the first pending shard; when none is pending, a speculative copy
-    /// of a leased shard that worker does not already hold.
+    /// of a leased shard that worker does not already hold. A worker holding its maximum
+    /// of live leases waits.
     pub fn assign(&mut self, worker: WorkerId, now: Instant) -> Assignment {
         self.expire(now);
         if self.is_done() {
             return Assignment::LayerDone;
+        }
+        let held = self.leases.values().filter(|l| l.worker == worker).count();
+        if held >= self.max_per_worker {
+            return Assignment::Wait;
         }
         let pending = self
             .shards
@@ -165,6 +183,7 @@ impl LeaseLedger {
         };
         let lease_id = self.next_lease;
         self.next_lease = lease_id.next();
+        self.granted.insert(lease_id, (worker, index));
         self.leases.insert(
             lease_id,
             Lease {
@@ -250,6 +269,15 @@ impl LeaseLedger {
             .map(|l| self.shards[l.shard].prize_ranks.as_slice())
     }
 
+    /// The prize ranks of a lease of this layer granted to `worker`, live or not: what
+    /// it may submit under that lease.
+    pub fn granted_ranks(&self, worker: WorkerId, lease_id: LeaseId) -> Option<&[u32]> {
+        self.granted
+            .get(&lease_id)
+            .filter(|(holder, _)| *holder == worker)
+            .map(|&(_, shard)| self.shards[shard].prize_ranks.as_slice())
+    }
+
     pub fn is_done(&self) -> bool {
         self.shards.iter().all(|s| s.state == ShardState::Done)
     }
@@ -295,12 +323,20 @@ impl LeaseLedger {
                 }
             }
         }
+        let mut per_worker: HashMap<WorkerId, usize> = HashMap::new();
         for (id, lease) in &self.leases {
+            assert_eq!(
+                self.granted.get(id),
+                Some(&(lease.worker, lease.shard)),
+                "lease {id} not recorded as granted"
+            );
+            *per_worker.entry(lease.worker).or_default() += 1;
             match &self.shards[lease.shard].state {
                 ShardState::Leased(ids) => assert!(ids.contains(id)),
                 other => panic!("lease {id} on a shard in state {other:?}"),
             }
         }
+        assert!(per_worker.values().all(|&n| n <= self.max_per_worker));
     }
 }
 
@@ -406,6 +442,34 @@ mod tests {
         l.release(W(1), lease_id);
         assert_eq!(l.lease_ranks(W(1), lease_id), None);
         assert_eq!(l.counts().pending, 2);
+        l.assert_consistent();
+    }
+
+    #[test]
+    fn a_worker_holds_two_leases_at_most_and_submits_only_under_its_own() {
+        let (mut l, t0) = ledger();
+        let Assignment::Shard {
+            lease_id: first, ..
+        } = l.assign(W(1), t0)
+        else {
+            panic!()
+        };
+        assert!(matches!(l.assign(W(1), t0), Assignment::Shard { .. }));
+        assert_eq!(l.assign(W(1), t0), Assignment::Wait, "at its cap");
+        assert!(matches!(l.assign(W(2), t0), Assignment::Shard { .. }));
+        assert_eq!(l.granted_ranks(W(1), first), Some(&[0u32, 1][..]));
+        assert_eq!(l.granted_ranks(W(2), first), None, "not its lease");
+        assert_eq!(l.granted_ranks(W(1), LeaseId(99)), None, "never granted");
+        // an expired lease frees a place and may still be submitted under
+        let later = t0 + LEASE * 2;
+        l.expire(later);
+        assert_eq!(l.granted_ranks(W(1), first), Some(&[0u32, 1][..]));
+        assert!(matches!(l.assign(W(1), later), Assignment::Shard { .. }));
+        let capped =
+            LeaseLedger::new(vec![vec![0], vec![1]], LEASE, LeaseId(1)).with_max_per_worker(1);
+        let mut capped = capped;
+        assert!(matches!(capped.assign(W(1), t0), Assignment::Shard { .. }));
+        assert_eq!(capped.assign(W(1), t0), Assignment::Wait);
         l.assert_consistent();
     }
 

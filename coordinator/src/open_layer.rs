@@ -12,7 +12,7 @@ use gops_common::plan::{LayerSize, plan_shards_sized};
 use gops_common::slice::Slice;
 use gops_db::progress::LayerProgress;
 use gops_db::store::{Store, StoreError};
-use gops_proto::ids::LeaseId;
+use gops_proto::ids::{LeaseId, WorkerId};
 
 use crate::checks::Submitted;
 use crate::cluster::CoordinatorConfig;
@@ -22,6 +22,8 @@ pub struct OpenLayer {
     pub progress: LayerProgress,
     pub engine: Arc<LayerEngine>,
     pub ledger: LeaseLedger,
+    /// Who submitted each slice stored this run (blamed if a full re-check fails it).
+    pub stored_by: HashMap<u32, WorkerId>,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
     below: SliceCache,
 }
@@ -50,7 +52,9 @@ impl OpenLayer {
         Ok(OpenLayer {
             progress,
             engine: Arc::new(LayerEngine::new(n, k, objective)),
-            ledger: LeaseLedger::new(shards, config.lease, first_lease),
+            ledger: LeaseLedger::new(shards, config.lease, first_lease)
+                .with_max_per_worker(config.max_leases_per_worker),
+            stored_by: HashMap::new(),
             below: SliceCache::new(config.verify_cache_bytes),
         })
     }

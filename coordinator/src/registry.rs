@@ -2,17 +2,25 @@
 //! heard from, what it stored, how many of its submissions were rejected, and whether it
 //! has been told that the run is finished.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use gops_proto::ids::WorkerId;
+use gops_proto::ids::{Caller, SessionKey, WorkerId};
 
 use crate::status::WorkerStatus;
+
+/// Which of the coordinator's tokens a client presented, when it holds one token per
+/// worker (a token file of several lines). Standing lost under a credential stays lost
+/// when its holder reconnects; with one shared token there is no such identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Credential(pub u32);
 
 #[derive(Clone, Debug)]
 struct WorkerEntry {
     name: String,
     threads: u32,
+    key: SessionKey,
+    credential: Option<Credential>,
     last_seen: Instant,
     slices: u64,
     rejected: u64,
@@ -21,24 +29,66 @@ struct WorkerEntry {
 /// Longest worker name kept (characters).
 const MAX_NAME_CHARS: usize = 128;
 
+/// Why a call is refused before it reaches the ledger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// No such session (a coordinator restarted, or the session was pruned).
+    Unknown,
+    /// The id exists, but the key presented is not its key.
+    WrongKey,
+    /// The session, or the credential it was opened with, has this many rejections.
+    Banned(u64),
+    /// The registry holds its maximum of live sessions.
+    Full(usize),
+}
+
 pub struct WorkerRegistry {
     workers: BTreeMap<WorkerId, WorkerEntry>,
     next: WorkerId,
     told_finished: HashSet<WorkerId>,
+    /// Rejected submissions per credential, kept when its sessions are pruned.
+    credential_rejections: HashMap<Credential, u64>,
+    max_rejections: u64,
+    max_sessions: usize,
 }
 
 impl WorkerRegistry {
-    /// An empty registry numbering workers from `first`.
-    pub fn new(first: WorkerId) -> WorkerRegistry {
+    /// An empty registry numbering workers from `first`, banning a session or credential
+    /// at `max_rejections` rejected submissions, holding at most `max_sessions`.
+    pub fn new(first: WorkerId, max_rejections: u64, max_sessions: usize) -> WorkerRegistry {
         WorkerRegistry {
             workers: BTreeMap::new(),
             next: first,
             told_finished: HashSet::new(),
+            credential_rejections: HashMap::new(),
+            max_rejections,
+            max_sessions,
         }
     }
 
-    /// Registers a new worker and returns its id.
-    pub fn join(&mut self, name: &str, threads: u32, now: Instant) -> WorkerId {
+    /// Opens a session for a new worker: its id. Refused for a banned credential, or
+    /// when the registry is full after forgetting the sessions silent for `silent_for`.
+    pub fn join(
+        &mut self,
+        name: &str,
+        threads: u32,
+        key: SessionKey,
+        credential: Option<Credential>,
+        now: Instant,
+        silent_for: Duration,
+    ) -> Result<WorkerId, Refusal> {
+        if let Some(c) = credential {
+            let rejected = self.credential_rejections.get(&c).copied().unwrap_or(0);
+            if rejected >= self.max_rejections {
+                return Err(Refusal::Banned(rejected));
+            }
+        }
+        if self.workers.len() >= self.max_sessions {
+            self.prune(now, silent_for);
+            if self.workers.len() >= self.max_sessions {
+                return Err(Refusal::Full(self.max_sessions));
+            }
+        }
         let id = self.next;
         self.next = WorkerId(id.0 + 1);
         self.workers.insert(
@@ -46,12 +96,29 @@ impl WorkerRegistry {
             WorkerEntry {
                 name: name.chars().take(MAX_NAME_CHARS).collect(),
                 threads,
+                key,
+                credential,
                 last_seen: now,
                 slices: 0,
                 rejected: 0,
             },
         );
-        id
+        Ok(id)
+    }
+
+    /// Forgets the sessions not heard from for longer than `silent_for` (their leases
+    /// expired long ago); a credential's rejections are kept.
+    pub fn prune(&mut self, now: Instant, silent_for: Duration) {
+        let silent: Vec<WorkerId> = self
+            .workers
+            .iter()
+            .filter(|(_, w)| now.duration_since(w.last_seen) > silent_for)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in silent {
+            self.workers.remove(&id);
+            self.told_finished.remove(&id);
+        }
     }
 
     /// The worker's name, if it is registered.
@@ -59,20 +126,34 @@ impl WorkerRegistry {
         self.workers.get(&id).map(|w| w.name.as_str())
     }
 
-    /// Notes that `id` was heard from; false if it is not registered.
-    pub fn touch(&mut self, id: WorkerId, now: Instant) -> bool {
-        match self.workers.get_mut(&id) {
+    /// Checks that `caller` presents its session's key, and notes that it was heard
+    /// from. A wrong key changes nothing (not even the victim's last contact).
+    pub fn authenticate(&mut self, caller: &Caller, now: Instant) -> Result<(), Refusal> {
+        match self.workers.get_mut(&caller.worker) {
+            None => Err(Refusal::Unknown),
+            Some(w) if !w.key.matches(&caller.key) => Err(Refusal::WrongKey),
             Some(w) => {
                 w.last_seen = now;
-                true
+                Ok(())
             }
-            None => false,
         }
     }
 
-    /// Rejected submissions of `id` (0 for an unknown worker).
-    pub fn rejections(&self, id: WorkerId) -> u64 {
-        self.workers.get(&id).map_or(0, |w| w.rejected)
+    /// Refused once the session, or its credential, has `max_rejections` rejections.
+    pub fn check_standing(&self, id: WorkerId) -> Result<(), Refusal> {
+        let Some(w) = self.workers.get(&id) else {
+            return Err(Refusal::Unknown);
+        };
+        let by_credential = w
+            .credential
+            .and_then(|c| self.credential_rejections.get(&c).copied())
+            .unwrap_or(0);
+        let rejected = w.rejected.max(by_credential);
+        if rejected >= self.max_rejections {
+            Err(Refusal::Banned(rejected))
+        } else {
+            Ok(())
+        }
     }
 
     /// Credits `id` with stored slices.
@@ -82,10 +163,13 @@ impl WorkerRegistry {
         }
     }
 
-    /// Counts a rejected submission against `id`.
+    /// Counts a rejected submission against `id` and its credential.
     pub fn blame(&mut self, id: WorkerId) {
         if let Some(w) = self.workers.get_mut(&id) {
             w.rejected += 1;
+            if let Some(c) = w.credential {
+                *self.credential_rejections.entry(c).or_default() += 1;
+            }
         }
     }
 
@@ -102,11 +186,21 @@ impl WorkerRegistry {
             .all(|(id, _)| self.told_finished.contains(id))
     }
 
-    /// The workers heard from within `within`, by id.
-    pub fn live(&self, now: Instant, within: Duration) -> Vec<WorkerStatus> {
+    /// Sessions registered, live or silent.
+    pub fn len(&self) -> usize {
+        self.workers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.workers.is_empty()
+    }
+
+    /// Up to `limit` of the workers heard from within `within`, by id.
+    pub fn live(&self, now: Instant, within: Duration, limit: usize) -> Vec<WorkerStatus> {
         self.workers
             .iter()
             .filter(|(_, w)| now.duration_since(w.last_seen) <= within)
+            .take(limit)
             .map(|(id, w)| WorkerStatus {
                 id: id.0,
                 name: w.name.clone(),
@@ -122,27 +216,111 @@ impl WorkerRegistry {
 mod tests {
     use super::*;
 
+    const KEY: SessionKey = SessionKey([1; 32]);
+    const SILENT: Duration = Duration::from_secs(30);
+
+    fn caller(worker: WorkerId) -> Caller {
+        Caller { worker, key: KEY }
+    }
+
     #[test]
     fn workers_are_numbered_credited_and_fall_silent() {
         let t0 = Instant::now();
-        let mut registry = WorkerRegistry::new(WorkerId(7));
-        let a = registry.join("a", 2, t0);
-        let b = registry.join(&"x".repeat(500), 1, t0);
+        let mut registry = WorkerRegistry::new(WorkerId(7), 3, 100);
+        let a = registry.join("a", 2, KEY, None, t0, SILENT).unwrap();
+        let b = registry
+            .join(&"x".repeat(500), 1, KEY, None, t0, SILENT)
+            .unwrap();
         assert_eq!((a, b), (WorkerId(7), WorkerId(8)));
         assert_eq!(registry.name(b).unwrap().chars().count(), MAX_NAME_CHARS);
-        assert!(!registry.touch(WorkerId(99), t0));
+        assert_eq!(
+            registry.authenticate(&caller(WorkerId(99)), t0),
+            Err(Refusal::Unknown)
+        );
         registry.credit(a, 5);
         registry.blame(b);
-        assert_eq!(registry.rejections(b), 1);
         let later = t0 + Duration::from_secs(10);
-        assert!(registry.touch(a, later));
-        let live = registry.live(later, Duration::from_secs(5));
+        assert!(registry.authenticate(&caller(a), later).is_ok());
+        let live = registry.live(later, Duration::from_secs(5), 10);
         assert_eq!(live.len(), 1);
         assert_eq!((live[0].id, live[0].slices), (7, 5));
+        assert_eq!(live[0].rejected, 0);
+        assert!(registry.live(later, Duration::from_secs(60), 1).len() == 1);
         // b is silent: only a must hear that the run is finished
         assert!(!registry.all_told_finished(later, Duration::from_secs(5)));
         registry.told_finished(a);
         assert!(registry.all_told_finished(later, Duration::from_secs(5)));
         assert!(!registry.all_told_finished(later, Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn a_wrong_key_is_refused_and_leaves_the_victim_alone() {
+        let t0 = Instant::now();
+        let mut registry = WorkerRegistry::new(WorkerId(1), 3, 100);
+        let victim = registry.join("v", 1, KEY, None, t0, SILENT).unwrap();
+        let forged = Caller {
+            worker: victim,
+            key: SessionKey([2; 32]),
+        };
+        let later = t0 + Duration::from_secs(20);
+        assert_eq!(
+            registry.authenticate(&forged, later),
+            Err(Refusal::WrongKey)
+        );
+        // the forged call did not count as the victim being heard from
+        assert!(registry.live(later, Duration::from_secs(5), 10).is_empty());
+        assert!(registry.check_standing(victim).is_ok());
+    }
+
+    #[test]
+    fn a_session_is_banned_and_a_credential_stays_banned_across_reconnects() {
+        let t0 = Instant::now();
+        let mut registry = WorkerRegistry::new(WorkerId(1), 2, 100);
+        let shared = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
+        registry.blame(shared);
+        registry.blame(shared);
+        assert_eq!(registry.check_standing(shared), Err(Refusal::Banned(2)));
+        // with no credential, a new session starts clean (a shared token)
+        let again = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
+        assert!(registry.check_standing(again).is_ok());
+
+        let mine = Some(Credential(3));
+        let liar = registry.join("l", 1, KEY, mine, t0, SILENT).unwrap();
+        registry.blame(liar);
+        let second = registry.join("l", 1, KEY, mine, t0, SILENT).unwrap();
+        registry.blame(second);
+        assert_eq!(registry.check_standing(liar), Err(Refusal::Banned(2)));
+        assert_eq!(
+            registry.join("l", 1, KEY, mine, t0, SILENT),
+            Err(Refusal::Banned(2))
+        );
+        // pruning the sessions does not clear the credential
+        registry.prune(t0 + SILENT * 2, SILENT);
+        assert!(registry.is_empty());
+        assert_eq!(
+            registry.join("l", 1, KEY, mine, t0 + SILENT * 2, SILENT),
+            Err(Refusal::Banned(2))
+        );
+        // another credential is unaffected
+        assert!(
+            registry
+                .join("h", 1, KEY, Some(Credential(4)), t0, SILENT)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_full_registry_forgets_silent_sessions_before_refusing() {
+        let t0 = Instant::now();
+        let mut registry = WorkerRegistry::new(WorkerId(1), 3, 2);
+        registry.join("a", 1, KEY, None, t0, SILENT).unwrap();
+        registry.join("b", 1, KEY, None, t0, SILENT).unwrap();
+        assert_eq!(
+            registry.join("c", 1, KEY, None, t0, SILENT),
+            Err(Refusal::Full(2))
+        );
+        let later = t0 + SILENT * 2;
+        assert!(registry.join("c", 1, KEY, None, later, SILENT).is_ok());
+        assert_eq!(registry.len(), 1);
     }
 }

@@ -1,13 +1,14 @@
 //! The coordinator's gRPC face: each handler unwraps its request, calls the
 //! [`Coordinator`], and maps the domain error to a `Status` in one place. Also the token
-//! check, TLS and the periodic progress log.
+//! check (one shared token, or one per worker), the bounds on slice streams, TLS and the
+//! periodic progress log.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gops_proto::ids::{LeaseId, WorkerId};
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId, constant_time_eq};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
     FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
@@ -25,15 +26,19 @@ use tracing::{info, warn};
 
 use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
+use crate::registry::Credential;
 
 impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
         let message = e.to_string();
         match e {
-            CoreError::Version { .. } | CoreError::NotReady(_) | CoreError::Banned(..) => {
-                Status::failed_precondition(message)
-            }
+            CoreError::Version { .. }
+            | CoreError::NotReady(_)
+            | CoreError::Banned(..)
+            | CoreError::CredentialBanned(_) => Status::failed_precondition(message),
             CoreError::UnknownWorker(_) => Status::not_found(message),
+            CoreError::WrongSession(_) => Status::permission_denied(message),
+            CoreError::Full(_) => Status::resource_exhausted(message),
             CoreError::BadRequest(_) | CoreError::Rejected(_) => Status::invalid_argument(message),
             CoreError::Store(_) | CoreError::Engine(_) => Status::internal(message),
         }
@@ -56,8 +61,31 @@ async fn blocking<T: Send + 'static>(
         .map_err(Status::from)
 }
 
+/// Slice streams served at once; more are refused (the worker retries).
+const MAX_FETCH_STREAMS: usize = 64;
+
+/// How long one slice of a stream may wait for its reader: a client that stops reading
+/// (or never grants flow-control window) loses its stream, not a thread.
+const FETCH_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub struct Service {
     core: Arc<Coordinator>,
+    fetch_streams: Arc<tokio::sync::Semaphore>,
+}
+
+/// The caller a request names: its worker id and the session key it presents.
+fn caller(worker_id: u64, key: &[u8]) -> Result<Caller, Status> {
+    let key = SessionKey::from_wire(key).ok_or_else(|| {
+        Status::invalid_argument(format!(
+            "session key must be {} bytes (protocol version {})",
+            SessionKey::LEN,
+            gops_proto::PROTOCOL_VERSION
+        ))
+    })?;
+    Ok(Caller {
+        worker: WorkerId(worker_id),
+        key,
+    })
 }
 
 type SliceStream = Pin<Box<dyn Stream<Item = Result<SliceData, Status>> + Send>>;
@@ -65,25 +93,28 @@ type SliceStream = Pin<Box<dyn Stream<Item = Result<SliceData, Status>> + Send>>
 #[tonic::async_trait]
 impl CoordinatorRpc for Service {
     async fn hello(&self, request: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
+        let credential = request.extensions().get::<Credential>().copied();
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
         let hello_core = Arc::clone(&core);
-        let worker_id =
-            blocking(move || hello_core.hello(r.protocol_version, &r.worker_name, r.threads))
-                .await?
-                .0;
+        let caller = blocking(move || {
+            hello_core.hello(r.protocol_version, &r.worker_name, r.threads, credential)
+        })
+        .await?;
         Ok(Response::new(HelloReply {
-            worker_id,
+            worker_id: caller.worker.0,
             n: u32::from(core.n()),
             objective: core.objective().name().to_string(),
             lease_ms: core.config().lease.as_millis() as u64,
+            session_key: caller.key.to_wire(),
         }))
     }
 
     async fn lease(&self, request: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
-        let worker = WorkerId(request.into_inner().worker_id);
+        let r = request.into_inner();
+        let caller = caller(r.worker_id, &r.session_key)?;
         let core = Arc::clone(&self.core);
-        let reply = match blocking(move || core.lease(worker, Instant::now())).await? {
+        let reply = match blocking(move || core.lease(caller, Instant::now())).await? {
             LeaseOutcome::Shard {
                 lease_id,
                 layer,
@@ -107,8 +138,8 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<HeartbeatReply>, Status> {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
-        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
-        let valid = blocking(move || core.heartbeat(worker, lease, Instant::now())).await?;
+        let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
+        let valid = blocking(move || core.heartbeat(caller, lease, Instant::now())).await?;
         Ok(Response::new(HeartbeatReply { valid }))
     }
 
@@ -120,20 +151,37 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<SliceStream>, Status> {
         let r = request.into_inner();
         let layer = layer_of(r.layer)?;
+        let permit = Arc::clone(&self.fetch_streams)
+            .try_acquire_owned()
+            .map_err(|_| {
+                Status::resource_exhausted(format!(
+                    "{MAX_FETCH_STREAMS} slice streams are being served: try again shortly"
+                ))
+            })?;
         let core = Arc::clone(&self.core);
         let (check_core, ranks) = (Arc::clone(&core), r.prize_ranks.clone());
         blocking(move || check_core.check_fetch(layer, &ranks)).await?;
-        // one slice in memory at a time per stream, read off the runtime
-        let (tx, rx) = tokio::sync::mpsc::channel(2);
-        tokio::task::spawn_blocking(move || {
+        // one slice in memory at a time per stream; each read off the runtime, and a
+        // reader that stops reading loses the stream after FETCH_SEND_TIMEOUT
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(async move {
+            let _permit = permit;
             for rank in r.prize_ranks {
-                let item = core
-                    .fetch_one(layer, rank)
-                    .map(|bytes| slice_data(layer, rank, bytes))
-                    .map_err(Status::from);
+                let read_core = Arc::clone(&core);
+                let item = blocking(move || read_core.fetch_one(layer, rank))
+                    .await
+                    .map(|bytes| slice_data(layer, rank, bytes));
                 let failed = item.is_err();
-                if tx.blocking_send(item).is_err() || failed {
-                    break;
+                match tokio::time::timeout(FETCH_SEND_TIMEOUT, tx.send(item)).await {
+                    Ok(Ok(())) if !failed => {}
+                    Ok(_) => break,
+                    Err(_) => {
+                        warn!(
+                            layer,
+                            "a slice stream's reader stopped reading; stream dropped"
+                        );
+                        break;
+                    }
                 }
             }
         });
@@ -151,8 +199,8 @@ impl CoordinatorRpc for Service {
             .map(submitted)
             .collect::<Result<Vec<_>, Status>>()?;
         let core = Arc::clone(&self.core);
-        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
-        let outcome = blocking(move || core.submit(worker, lease, slices, Instant::now())).await?;
+        let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
+        let outcome = blocking(move || core.submit(caller, lease, slices, Instant::now())).await?;
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
             duplicates: outcome.duplicates,
@@ -165,8 +213,8 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<ReleaseReply>, Status> {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
-        let (worker, lease) = (WorkerId(r.worker_id), LeaseId(r.lease_id));
-        blocking(move || core.release(worker, lease)).await?;
+        let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
+        blocking(move || core.release(caller, lease)).await?;
         Ok(Response::new(ReleaseReply {}))
     }
 
@@ -190,51 +238,100 @@ fn submitted(s: SliceData) -> Result<Submitted, Status> {
     })
 }
 
-/// Refuses every call without `authorization: Bearer <token>` when a token is set.
+/// The tokens a coordinator accepts: none (an open coordinator), one shared by every
+/// worker, or one per worker. With one per worker, the token a worker presented is its
+/// [`Credential`], and rejections count against it across reconnects.
+#[derive(Clone, Debug, Default)]
+pub struct AccessTokens {
+    tokens: Vec<String>,
+}
+
+impl AccessTokens {
+    /// No token: every caller is let in.
+    pub fn none() -> AccessTokens {
+        AccessTokens::default()
+    }
+
+    /// One token shared by all.
+    pub fn shared(token: String) -> AccessTokens {
+        AccessTokens {
+            tokens: vec![token],
+        }
+    }
+
+    /// Several tokens (one per worker when more than one).
+    pub fn of(tokens: Vec<String>) -> AccessTokens {
+        AccessTokens { tokens }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The index of the token `given` (the whole `authorization` value) presents.
+    fn matching(&self, given: &[u8]) -> Option<usize> {
+        // every token is compared, so the time does not say which one matched
+        let mut found = None;
+        for (i, token) in self.tokens.iter().enumerate() {
+            let expected = format!("Bearer {token}");
+            if constant_time_eq(given, expected.as_bytes()) {
+                found = Some(i);
+            }
+        }
+        found
+    }
+}
+
+/// Refuses every call without `authorization: Bearer <token>` of an accepted token, when
+/// tokens are set; marks the call with its [`Credential`] when there is one per worker.
 #[derive(Clone)]
 pub struct TokenCheck {
-    expected: Option<Arc<str>>,
+    tokens: Arc<AccessTokens>,
 }
 
 impl TokenCheck {
-    pub fn new(token: Option<String>) -> Self {
+    pub fn new(tokens: AccessTokens) -> Self {
         TokenCheck {
-            expected: token.map(|t| format!("Bearer {t}").into()),
+            tokens: Arc::new(tokens),
         }
     }
 }
 
 impl tonic::service::Interceptor for TokenCheck {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let Some(expected) = &self.expected else {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if self.tokens.is_empty() {
             return Ok(request);
-        };
+        }
         let given = request
             .metadata()
             .get("authorization")
             .map(|v| v.as_bytes())
             .unwrap_or_default();
-        if constant_time_eq(given, expected.as_bytes()) {
-            Ok(request)
-        } else {
-            Err(Status::unauthenticated("missing or wrong token"))
+        match self.tokens.matching(given) {
+            Some(i) => {
+                if self.tokens.tokens.len() > 1 {
+                    request.extensions_mut().insert(Credential(i as u32));
+                }
+                Ok(request)
+            }
+            None => Err(Status::unauthenticated("missing or wrong token")),
         }
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The service with its limits and token check, ready to add to a server.
 pub fn grpc_service(
     core: Arc<Coordinator>,
-    token: Option<String>,
+    tokens: AccessTokens,
 ) -> InterceptedService<CoordinatorServer<Service>, TokenCheck> {
-    let server = CoordinatorServer::new(Service { core })
+    let service = Service {
+        core,
+        fetch_streams: Arc::new(tokio::sync::Semaphore::new(MAX_FETCH_STREAMS)),
+    };
+    let server = CoordinatorServer::new(service)
         .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES);
-    InterceptedService::new(server, TokenCheck::new(token))
+    InterceptedService::new(server, TokenCheck::new(tokens))
 }
 
 /// HTTP/2 pings on every connection, and how long an answer may take: a connection whose
@@ -251,18 +348,18 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub async fn serve(
     listener: TcpListener,
     core: Arc<Coordinator>,
-    token: Option<String>,
+    tokens: AccessTokens,
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    serve_with_tls(listener, core, token, None, progress_every, shutdown).await
+    serve_with_tls(listener, core, tokens, None, progress_every, shutdown).await
 }
 
 /// [`serve`], speaking TLS only when `tls` is given (see [`server_tls`]).
 pub async fn serve_with_tls(
     listener: TcpListener,
     core: Arc<Coordinator>,
-    token: Option<String>,
+    tokens: AccessTokens,
     tls: Option<ServerTlsConfig>,
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
@@ -290,7 +387,7 @@ pub async fn serve_with_tls(
         let _ = stopping.send(());
     };
     let server = builder
-        .add_service(grpc_service(core, token))
+        .add_service(grpc_service(core, tokens))
         .serve_with_incoming_shutdown(incoming, signal);
     let grace_over = async move {
         match stopped.await {

@@ -34,6 +34,12 @@ pub struct ClusterStatus {
     pub slices_per_second: f64,
     pub games_per_second: f64,
     pub rejected_submissions: u64,
+    /// Calls refused for a wrong session key (a client acting for another).
+    pub refused_calls: u64,
+    /// Copies of a slice that differed from the stored copy (each re-checked in full).
+    pub disagreements: u64,
+    /// Sessions the coordinator holds, live or silent (`workers` lists at most 1000).
+    pub workers_registered: u64,
 }
 
 impl ClusterStatus {
@@ -84,6 +90,9 @@ impl ClusterStatus {
             slices_per_second: self.slices_per_second,
             games_per_second: self.games_per_second,
             rejected_submissions: self.rejected_submissions,
+            refused_calls: self.refused_calls,
+            disagreements: self.disagreements,
+            workers_registered: self.workers_registered,
         }
     }
 
@@ -151,6 +160,9 @@ impl ClusterStatus {
             slices_per_second: reply.slices_per_second,
             games_per_second: reply.games_per_second,
             rejected_submissions: reply.rejected_submissions,
+            refused_calls: reply.refused_calls,
+            disagreements: reply.disagreements,
+            workers_registered: reply.workers_registered,
         })
     }
 }
@@ -210,6 +222,9 @@ mod tests {
             slices_per_second: 0.5,
             games_per_second: 1234.5,
             rejected_submissions: 1,
+            refused_calls: 2,
+            disagreements: 3,
+            workers_registered: 4,
         }
     }
 
@@ -257,6 +272,9 @@ mod tests {
             "\"slices_per_second\"",
             "\"games_per_second\"",
             "\"rejected_submissions\"",
+            "\"refused_calls\"",
+            "\"disagreements\"",
+            "\"workers_registered\"",
         ];
         let positions: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{json}");

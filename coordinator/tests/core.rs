@@ -15,12 +15,21 @@ use gops_coordinator::checks::{Rejection, Submitted};
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome};
 use gops_coordinator::observer::Silent;
 use gops_db::store::Store;
-use gops_proto::ids::{LeaseId, WorkerId};
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 
 const LEASE: Duration = Duration::from_millis(50);
 
 fn coordinator(db: &std::path::Path, n: u8, verify_fraction: f64) -> Coordinator {
-    let store = Store::open_or_create(db, n, Objective::Points).unwrap();
+    coordinator_of(db, n, Objective::Points, verify_fraction)
+}
+
+fn coordinator_of(
+    db: &std::path::Path,
+    n: u8,
+    objective: Objective,
+    verify_fraction: f64,
+) -> Coordinator {
+    let store = Store::open_or_create(db, n, objective).unwrap();
     let config = CoordinatorConfig {
         lease: LEASE,
         verify_fraction,
@@ -53,7 +62,7 @@ fn to_submitted(layer: u8, solved: SolvedSlice) -> Submitted {
 }
 
 /// Leases a shard for `worker`: (lease id, layer, prize ranks); there must be one.
-fn lease_shard(core: &Coordinator, worker: WorkerId, now: Instant) -> (LeaseId, u8, Vec<u32>) {
+fn lease_shard(core: &Coordinator, worker: Caller, now: Instant) -> (LeaseId, u8, Vec<u32>) {
     match core.lease(worker, now).unwrap() {
         LeaseOutcome::Shard {
             lease_id,
@@ -67,7 +76,7 @@ fn lease_shard(core: &Coordinator, worker: WorkerId, now: Instant) -> (LeaseId, 
 /// Leases a shard for `worker` (there must be one) and solves it honestly.
 fn lease_and_solve(
     core: &Coordinator,
-    worker: WorkerId,
+    worker: Caller,
     now: Instant,
 ) -> (LeaseId, u8, Vec<u32>, Vec<Submitted>) {
     let (lease_id, layer, prize_ranks) = lease_shard(core, worker, now);
@@ -76,7 +85,7 @@ fn lease_and_solve(
 }
 
 /// Runs honest virtual workers until the run is finished.
-fn run_to_the_end(core: &Coordinator, worker: WorkerId, now: Instant) {
+fn run_to_the_end(core: &Coordinator, worker: Caller, now: Instant) {
     for _ in 0..10_000 {
         match core.lease(worker, now).unwrap() {
             LeaseOutcome::Finished => return,
@@ -111,7 +120,9 @@ fn reference_checksums(n: u8) -> Vec<String> {
 fn virtual_workers_reach_the_single_process_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 6, 0.05);
-    let worker = core.hello(gops_proto::PROTOCOL_VERSION, "v", 1).unwrap();
+    let worker = core
+        .hello(gops_proto::PROTOCOL_VERSION, "v", 1, None)
+        .unwrap();
     run_to_the_end(&core, worker, Instant::now());
     assert!(core.is_finished());
     assert_eq!(checksums(&core), reference_checksums(6));
@@ -123,10 +134,10 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
     let core = coordinator(&dir.path().join("db"), 5, 1.0);
     let now = Instant::now();
     let cheat = core
-        .hello(gops_proto::PROTOCOL_VERSION, "cheat", 1)
+        .hello(gops_proto::PROTOCOL_VERSION, "cheat", 1, None)
         .unwrap();
     let honest = core
-        .hello(gops_proto::PROTOCOL_VERSION, "honest", 1)
+        .hello(gops_proto::PROTOCOL_VERSION, "honest", 1, None)
         .unwrap();
     // finish layers 1 and 2 honestly, then cheat on a shard of layer 3
     loop {
@@ -175,7 +186,7 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         status
             .workers
             .iter()
-            .find(|w| w.id == cheat.0)
+            .find(|w| w.id == cheat.worker.0)
             .unwrap()
             .rejected,
         1
@@ -209,7 +220,9 @@ fn damaged_submissions_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 4, 0.0);
     let now = Instant::now();
-    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    let w = core
+        .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+        .unwrap();
     let (lease_id, layer, prize_ranks) = lease_shard(&core, w, now);
     let good = solve_shard(&core, layer, &prize_ranks);
     let first = good[0].prize_rank;
@@ -250,7 +263,14 @@ fn damaged_submissions_are_rejected() {
     let mut twice = good.clone();
     twice.push(good[0].clone());
     cases.push((twice, |r| matches!(r, Rejection::Repeated { .. })));
+    core.release(w, lease_id).unwrap();
     for (slices, expected) in cases {
+        // a fresh session for each: three rejections ban one
+        let w = core
+            .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+            .unwrap();
+        let (lease_id, _, ranks) = lease_shard(&core, w, now);
+        assert_eq!(ranks, prize_ranks);
         let err = core.submit(w, lease_id, slices, now).unwrap_err();
         assert!(
             matches!(&err, CoreError::Rejected(why) if expected(why)),
@@ -259,11 +279,17 @@ fn damaged_submissions_are_rejected() {
     }
     assert_eq!(core.store().stored_count(1).unwrap(), 0);
     assert!(matches!(
-        core.lease(WorkerId(999), now),
+        core.lease(
+            Caller {
+                worker: WorkerId(999),
+                key: w.key
+            },
+            now
+        ),
         Err(CoreError::UnknownWorker(WorkerId(999)))
     ));
     assert!(matches!(
-        core.hello(99, "old", 1),
+        core.hello(99, "old", 1, None),
         Err(CoreError::Version { got: 99, .. })
     ));
     assert!(matches!(
@@ -281,8 +307,12 @@ fn repeated_late_and_expired_submissions_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 0.1);
     let t0 = Instant::now();
-    let slow = core.hello(gops_proto::PROTOCOL_VERSION, "slow", 1).unwrap();
-    let fast = core.hello(gops_proto::PROTOCOL_VERSION, "fast", 1).unwrap();
+    let slow = core
+        .hello(gops_proto::PROTOCOL_VERSION, "slow", 1, None)
+        .unwrap();
+    let fast = core
+        .hello(gops_proto::PROTOCOL_VERSION, "fast", 1, None)
+        .unwrap();
     let (slow_lease, layer, prize_ranks) = lease_shard(&core, slow, t0);
     let slices = solve_shard(&core, layer, &prize_ranks);
     // the slow worker's lease expires and the fast one takes the shard over
@@ -331,7 +361,9 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
     let stored_before;
     {
         let core = coordinator(&db, 6, 0.05);
-        let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+        let w = core
+            .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+            .unwrap();
         // solve until layer 4 is part done, then "crash" (drop without finishing)
         loop {
             let (lease_id, layer, prize_ranks) = lease_shard(&core, w, now);
@@ -345,7 +377,9 @@ fn a_restarted_coordinator_resumes_without_redoing_stored_slices() {
         assert!(!stored_before.is_empty() && stored_before.len() < 15);
     }
     let core = coordinator(&db, 6, 0.05);
-    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    let w = core
+        .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+        .unwrap();
     let mut leased_layer4 = Vec::new();
     loop {
         match core.lease(w, now).unwrap() {
@@ -377,7 +411,9 @@ fn an_understated_certificate_gap_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 1.0);
     let now = Instant::now();
-    let w = core.hello(gops_proto::PROTOCOL_VERSION, "w", 1).unwrap();
+    let w = core
+        .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+        .unwrap();
     // honest shards until one of a layer with mixed equilibria has a slice whose games
     // have a non-zero gap
     for _ in 0..1_000 {
@@ -399,4 +435,251 @@ fn an_understated_certificate_gap_is_rejected() {
         return;
     }
     panic!("no slice with a non-zero gap in the whole run");
+}
+
+#[test]
+fn a_call_with_a_wrong_session_key_is_refused_and_harms_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 1.0);
+    let now = Instant::now();
+    let victim = core
+        .hello(gops_proto::PROTOCOL_VERSION, "victim", 1, None)
+        .unwrap();
+    let (lease_id, layer, ranks, slices) = lease_and_solve(&core, victim, now);
+    let forged = Caller {
+        worker: victim.worker,
+        key: SessionKey([0xAA; 32]),
+    };
+    let mut garbage = slices.clone();
+    garbage[0].bytes.digest[0] ^= 1;
+    for _ in 0..5 {
+        let err = core
+            .submit(forged, lease_id, garbage.clone(), now)
+            .unwrap_err();
+        assert!(
+            matches!(err, CoreError::WrongSession(w) if w == victim.worker),
+            "{err}"
+        );
+    }
+    assert!(matches!(
+        core.release(forged, lease_id),
+        Err(CoreError::WrongSession(_))
+    ));
+    assert!(matches!(
+        core.lease(forged, now),
+        Err(CoreError::WrongSession(_))
+    ));
+    assert!(matches!(
+        core.heartbeat(forged, lease_id, now),
+        Err(CoreError::WrongSession(_))
+    ));
+    let status = core.status(now).unwrap();
+    assert_eq!(status.refused_calls, 8);
+    assert_eq!(
+        status.rejected_submissions, 0,
+        "nothing counted against the victim"
+    );
+    // the victim's lease is still its own, and its work is stored
+    assert!(core.heartbeat(victim, lease_id, now).unwrap());
+    let outcome = core.submit(victim, lease_id, slices, now).unwrap();
+    assert_eq!(outcome.stored as usize, ranks.len());
+    assert!(core.store().stored_count(layer).unwrap() >= ranks.len());
+}
+
+#[test]
+fn results_are_accepted_only_under_a_lease_of_the_submitter() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 0.0);
+    let now = Instant::now();
+    let a = core
+        .hello(gops_proto::PROTOCOL_VERSION, "a", 1, None)
+        .unwrap();
+    let b = core
+        .hello(gops_proto::PROTOCOL_VERSION, "b", 1, None)
+        .unwrap();
+    let (a_lease, _, _, a_slices) = lease_and_solve(&core, a, now);
+    let (b_lease, _, _, b_slices) = lease_and_solve(&core, b, now);
+    // b hands in a's shard under a's lease, then under its own
+    let err = core.submit(b, a_lease, a_slices.clone(), now).unwrap_err();
+    assert!(
+        matches!(err, CoreError::Rejected(Rejection::NotYourLease { lease }) if lease == a_lease.0),
+        "{err}"
+    );
+    let err = core.submit(b, b_lease, a_slices.clone(), now).unwrap_err();
+    assert!(
+        matches!(err, CoreError::Rejected(Rejection::OutsideLease { .. })),
+        "{err}"
+    );
+    let err = core.submit(b, LeaseId(12345), b_slices, now).unwrap_err();
+    assert!(
+        matches!(err, CoreError::Rejected(Rejection::NotYourLease { .. })),
+        "{err}"
+    );
+    // a's lease was not disturbed by any of it
+    assert!(core.heartbeat(a, a_lease, now).unwrap());
+    assert_eq!(
+        core.submit(a, a_lease, a_slices.clone(), now)
+            .unwrap()
+            .stored as usize,
+        a_slices.len()
+    );
+    // and b, at three rejections, is banned
+    assert!(matches!(core.lease(b, now), Err(CoreError::Banned(_, 3))));
+}
+
+/// `slices` with the last value of the last slice one ulp off, its digest consistent.
+fn with_one_value_altered(n: u8, layer: u8, mut slices: Vec<Submitted>) -> Vec<Submitted> {
+    let victim = slices.last_mut().unwrap();
+    let mut slice = Slice::decode_for(
+        n,
+        Objective::Points,
+        layer,
+        victim.prize_rank,
+        &victim.bytes.body,
+    )
+    .unwrap();
+    let last = slice.values.len() - 1;
+    slice.values[last] = f64::from_bits(slice.values[last].to_bits() + 1);
+    victim.bytes.body = slice.encode();
+    victim.bytes.digest = digest_bytes(&victim.bytes.body);
+    slices
+}
+
+#[test]
+fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    // one sampled state per slice: a single altered value mostly slips through
+    let core = coordinator(&dir.path().join("db"), 6, 0.0);
+    let mut now = Instant::now();
+    let setup = core
+        .hello(gops_proto::PROTOCOL_VERSION, "setup", 1, None)
+        .unwrap();
+    loop {
+        let (lease_id, layer, ranks) = lease_shard(&core, setup, now);
+        if layer == 5 {
+            core.release(setup, lease_id).unwrap();
+            break;
+        }
+        core.submit(setup, lease_id, solve_shard(&core, layer, &ranks), now)
+            .unwrap();
+    }
+    // a liar leases a shard, its lease expires, an honest worker takes the shard over,
+    // and the liar hands in its altered copy first (tried again while the sample catches it)
+    let mut slipped = None;
+    for _ in 0..20 {
+        let liar = core
+            .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+            .unwrap();
+        let (liar_lease, layer, ranks, honest_slices) = lease_and_solve(&core, liar, now);
+        now += LEASE * 3;
+        let honest = core
+            .hello(gops_proto::PROTOCOL_VERSION, "honest", 1, None)
+            .unwrap();
+        let (honest_lease, _, same) = lease_shard(&core, honest, now);
+        assert_eq!(same, ranks);
+        let lie = with_one_value_altered(6, layer, honest_slices.clone());
+        match core.submit(liar, liar_lease, lie.clone(), now) {
+            Ok(outcome) => {
+                assert_eq!(outcome.stored as usize, ranks.len());
+                slipped = Some((liar, honest, honest_lease, layer, lie, honest_slices));
+                break;
+            }
+            Err(CoreError::Rejected(Rejection::ValueMismatch { .. })) => {
+                core.release(honest, honest_lease).unwrap();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let (liar, honest, honest_lease, layer, lie, honest_slices) =
+        slipped.expect("one altered value of hundreds was caught 20 times in a row");
+    let rank = lie.last().unwrap().prize_rank;
+    assert_eq!(
+        core.store()
+            .require_slice_bytes(layer, rank)
+            .unwrap()
+            .digest,
+        lie.last().unwrap().bytes.digest,
+        "the lie is stored"
+    );
+    // the honest copy disagrees: both are re-solved in full, and the lie replaced
+    let outcome = core
+        .submit(honest, honest_lease, honest_slices.clone(), now)
+        .unwrap();
+    assert_eq!(outcome.stored, 1, "the replaced slice");
+    let status = core.status(now).unwrap();
+    assert_eq!(status.disagreements, 1);
+    assert_eq!(
+        core.store()
+            .require_slice_bytes(layer, rank)
+            .unwrap()
+            .digest,
+        honest_slices.last().unwrap().bytes.digest
+    );
+    let liar_status = status
+        .workers
+        .iter()
+        .find(|w| w.id == liar.worker.0)
+        .unwrap();
+    assert_eq!(liar_status.rejected, 1, "the liar is blamed");
+    run_to_the_end(&core, honest, now);
+    assert_eq!(checksums(&core), reference_checksums(6));
+}
+
+#[test]
+fn a_wider_window_than_needed_is_not_canonical() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator_of(&dir.path().join("db"), 6, Objective::Win, 0.0);
+    let now = Instant::now();
+    let w = core
+        .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
+        .unwrap();
+    for _ in 0..1_000 {
+        let (lease_id, layer, _, mut slices) = lease_and_solve(&core, w, now);
+        // a slice with a pattern that starts with a -1 to its left can be widened
+        let found = slices.iter().position(|s| {
+            let slice =
+                Slice::decode_for(6, Objective::Win, layer, s.prize_rank, &s.bytes.body).unwrap();
+            slice
+                .windows
+                .as_ref()
+                .unwrap()
+                .iter()
+                .any(|w| w.lo > 0 && w.len > 0)
+        });
+        let Some(i) = found else {
+            core.submit(w, lease_id, slices, now).unwrap();
+            continue;
+        };
+        let s = &mut slices[i];
+        let slice =
+            Slice::decode_for(6, Objective::Win, layer, s.prize_rank, &s.bytes.body).unwrap();
+        let mut windows = slice.windows.clone().unwrap();
+        let mut values = Vec::new();
+        let mut widened = false;
+        for w in windows.iter_mut() {
+            let old = &slice.values[w.start as usize..w.start as usize + usize::from(w.len)];
+            w.start = values.len() as u32;
+            if !widened && w.lo > 0 && w.len > 0 {
+                w.lo -= 1;
+                w.len += 1;
+                values.push(-1.0);
+                widened = true;
+            }
+            values.extend_from_slice(old);
+        }
+        let wide = Slice {
+            diff_range: slice.diff_range,
+            values,
+            windows: Some(windows),
+        };
+        s.bytes.body = wide.encode();
+        s.bytes.digest = digest_bytes(&s.bytes.body);
+        let err = core.submit(w, lease_id, slices, now).unwrap_err();
+        assert!(
+            matches!(err, CoreError::Rejected(Rejection::NonCanonical { .. })),
+            "{err}"
+        );
+        return;
+    }
+    panic!("no windowed pattern to widen in the whole run");
 }

@@ -13,9 +13,10 @@ use crate::store::{LayerRecord, Store, StoreError};
 pub struct LayerProgress {
     size: LayerSize,
     digests: Vec<Option<Digest>>,
+    /// Per slice: its largest gap and its stored values (a replaced slice's are replaced).
+    gaps: Vec<f64>,
+    values: Vec<u64>,
     stored: usize,
-    max_gap: f64,
-    stored_values: u64,
 }
 
 impl LayerProgress {
@@ -23,10 +24,10 @@ impl LayerProgress {
     pub fn empty(size: LayerSize) -> LayerProgress {
         LayerProgress {
             digests: vec![None; size.slices],
+            gaps: vec![0.0; size.slices],
+            values: vec![0; size.slices],
             size,
             stored: 0,
-            max_gap: 0.0,
-            stored_values: 0,
         }
     }
 
@@ -84,9 +85,18 @@ impl LayerProgress {
         }
         *slot = Some(digest);
         self.stored += 1;
-        self.max_gap = self.max_gap.max(max_gap);
-        self.stored_values += values;
+        self.gaps[rank as usize] = max_gap;
+        self.values[rank as usize] = values;
         true
+    }
+
+    /// Replaces the record of a stored slice (one found wrong and solved again); records
+    /// it if it was not stored.
+    pub fn replace(&mut self, rank: u32, digest: Digest, max_gap: f64, values: u64) {
+        if self.digests[rank as usize].take().is_some() {
+            self.stored -= 1;
+        }
+        self.record(rank, digest, max_gap, values);
     }
 
     /// The layer's record, once every slice is stored.
@@ -95,11 +105,12 @@ impl LayerProgress {
             return None;
         }
         let digests = self.digests.iter().flatten();
+        let max_gap = self.gaps.iter().copied().fold(0.0, f64::max);
         Some(LayerRecord::complete(
             &self.size,
             digests,
-            self.max_gap,
-            self.stored_values,
+            max_gap,
+            self.values.iter().sum(),
         ))
     }
 
@@ -140,5 +151,14 @@ mod tests {
             reversed.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3);
         }
         assert_eq!(reversed.layer_record().unwrap().checksum, record.checksum);
+        // a replaced slice counts once, with its new digest, gap and values
+        let mut fixed = progress.clone();
+        fixed.replace(0, digest_bytes(b"fixed"), 1e-13, 2);
+        let after = fixed.layer_record().unwrap();
+        assert_eq!(fixed.stored(), size.slices);
+        assert_eq!(fixed.digest(0), Some(&digest_bytes(b"fixed")));
+        assert_ne!(after.checksum, record.checksum);
+        assert_eq!(after.stored_values, record.stored_values - 1);
+        assert_eq!(after.max_gap, 1e-12);
     }
 }

@@ -16,7 +16,9 @@ pub mod v1 {
 /// must compute exactly as it does.
 ///
 /// 3: `StatusReply` is a typed message (it was a JSON string).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// 4: sessions: `Hello` answers a session key that every later call of the worker
+/// presents; a submission must name a lease its worker holds or held.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a
 /// few tens of MiB; submissions are split to stay under this).

@@ -1,5 +1,5 @@
-//! The gRPC surface itself, served in this process on 127.0.0.1:0: tokens, protocol
-//! versions and malformed requests get clear statuses, never a panic.
+//! The gRPC surface itself, served in this process on 127.0.0.1:0: tokens, session keys,
+//! protocol versions and malformed requests get clear statuses, never a panic.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,11 +7,11 @@ use std::time::Duration;
 use gops_common::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
-use gops_coordinator::service::serve;
+use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::Store;
 use gops_proto::v1::{
     FetchRequest, HeartbeatRequest, HelloRequest, LeaseRequest, SliceData, StatusRequest,
-    SubmitRequest,
+    SubmitRequest, lease_reply,
 };
 use gops_worker::{Client, connect};
 use tonic::Code;
@@ -19,7 +19,7 @@ use tonic::Code;
 use crate::support::temp_db;
 
 async fn start(
-    token: Option<&str>,
+    tokens: AccessTokens,
 ) -> (String, tokio::sync::oneshot::Sender<()>, tempfile::TempDir) {
     let (dir, db) = temp_db();
     let store = Store::open_or_create(&db, 5, Objective::Points).unwrap();
@@ -28,9 +28,8 @@ async fn start(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let token = token.map(str::to_string);
     tokio::spawn(async move {
-        serve(listener, core, token, Duration::from_secs(3600), async {
+        serve(listener, core, tokens, Duration::from_secs(3600), async {
             let _ = stopped.await;
         })
         .await
@@ -39,21 +38,22 @@ async fn start(
     (url, stop, dir)
 }
 
-async fn hello(client: &mut Client, version: u32) -> Result<u64, tonic::Status> {
+/// A session: the worker id and its key.
+async fn hello(client: &mut Client, version: u32) -> Result<(u64, Vec<u8>), tonic::Status> {
     let request = HelloRequest {
         protocol_version: version,
         worker_name: "t".into(),
         threads: 1,
     };
-    client
-        .hello(request)
-        .await
-        .map(|r| r.into_inner().worker_id)
+    client.hello(request).await.map(|r| {
+        let r = r.into_inner();
+        (r.worker_id, r.session_key)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_are_checked_on_every_call() {
-    let (url, _stop, _dir) = start(Some("s3cret")).await;
+    let (url, _stop, _dir) = start(AccessTokens::shared("s3cret".into())).await;
     let v = gops_proto::PROTOCOL_VERSION;
     for token in [None, Some("wrong"), Some("s3cret ")] {
         let mut client = connect(&url, token).unwrap();
@@ -63,12 +63,12 @@ async fn tokens_are_checked_on_every_call() {
         assert_eq!(err.code(), Code::Unauthenticated);
     }
     let mut client = connect(&url, Some("s3cret")).unwrap();
-    assert!(hello(&mut client, v).await.unwrap() > 0);
+    assert!(hello(&mut client, v).await.unwrap().0 > 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_get_invalid_argument() {
-    let (url, _stop, _dir) = start(None).await;
+    let (url, _stop, _dir) = start(AccessTokens::none()).await;
     let mut client = connect(&url, None).unwrap();
     let err = hello(&mut client, 99).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
@@ -77,9 +77,18 @@ async fn malformed_requests_get_invalid_argument() {
         "{}",
         err.message()
     );
-    let worker_id = hello(&mut client, gops_proto::PROTOCOL_VERSION)
+    let (worker_id, session_key) = hello(&mut client, gops_proto::PROTOCOL_VERSION)
         .await
         .unwrap();
+    let lease = LeaseRequest {
+        worker_id,
+        session_key: session_key.clone(),
+    };
+    let Some(lease_reply::Reply::Shard(shard)) =
+        client.lease(lease).await.unwrap().into_inner().reply
+    else {
+        panic!("a fresh run has shards to lease")
+    };
 
     let fetch = |layer: u32, ranks: Vec<u32>| FetchRequest {
         layer,
@@ -90,14 +99,15 @@ async fn malformed_requests_get_invalid_argument() {
         (fetch(9, vec![0]), Code::InvalidArgument),
         (fetch(2, vec![u32::MAX]), Code::InvalidArgument),
         (fetch(2, vec![0; 10_000]), Code::InvalidArgument),
-        (fetch(3, vec![0]), Code::FailedPrecondition), // not solved yet
+        (fetch(2, vec![0, 1, 0]), Code::InvalidArgument), // a rank twice
+        (fetch(3, vec![0]), Code::FailedPrecondition),    // not solved yet
     ] {
         let err = client.fetch_slices(request.clone()).await.unwrap_err();
         assert_eq!(err.code(), code, "{request:?}: {}", err.message());
     }
     let slice = |layer: u32, digest: Vec<u8>| SliceData {
         layer,
-        prize_rank: 0,
+        prize_rank: shard.prize_ranks[0],
         digest,
         body: vec![1, 2, 3],
         max_gap: 0.0,
@@ -110,8 +120,9 @@ async fn malformed_requests_get_invalid_argument() {
     ] {
         let request = SubmitRequest {
             worker_id,
-            lease_id: 1,
+            lease_id: shard.lease_id,
             slices,
+            session_key: session_key.clone(),
         };
         let err = client.submit(request).await.unwrap_err();
         assert_eq!(
@@ -123,14 +134,32 @@ async fn malformed_requests_get_invalid_argument() {
         assert!(err.message().contains(what), "{}", err.message());
     }
     let err = client
-        .lease(LeaseRequest { worker_id: 12345 })
+        .lease(LeaseRequest {
+            worker_id: 12345,
+            session_key: session_key.clone(),
+        })
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
+    // a call without a key, or with another session's key
+    for (key, code) in [
+        (Vec::new(), Code::InvalidArgument),
+        (vec![0; 32], Code::PermissionDenied),
+    ] {
+        let err = client
+            .lease(LeaseRequest {
+                worker_id,
+                session_key: key,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), code, "{}", err.message());
+    }
     let beat = client
         .heartbeat(HeartbeatRequest {
             worker_id,
             lease_id: 777,
+            session_key: session_key.clone(),
         })
         .await
         .unwrap();
@@ -139,4 +168,48 @@ async fn malformed_requests_get_invalid_argument() {
     let status = client.status(StatusRequest {}).await.unwrap().into_inner();
     assert_eq!(status.run.unwrap().n, 5);
     assert_eq!(status.rejected_submissions, 1);
+    assert_eq!(status.refused_calls, 1);
+}
+
+/// Three garbage submissions under one token of a per-worker token file: its holder
+/// loses its standing for good (a new session is refused), and the other tokens keep
+/// theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn standing_lost_under_a_per_worker_token_stays_lost() {
+    let tokens = AccessTokens::of(vec!["alice-token".into(), "mallory-token".into()]);
+    let (url, _stop, _dir) = start(tokens).await;
+    let v = gops_proto::PROTOCOL_VERSION;
+    let mut mallory = connect(&url, Some("mallory-token")).unwrap();
+    for _ in 0..3 {
+        let (worker_id, session_key) = hello(&mut mallory, v).await.unwrap();
+        let garbage = SubmitRequest {
+            worker_id,
+            lease_id: 1,
+            slices: vec![SliceData {
+                layer: 1,
+                prize_rank: 0,
+                digest: vec![0; 32],
+                body: vec![0; 8],
+                max_gap: 0.0,
+                games: 1,
+            }],
+            session_key,
+        };
+        let err = mallory.submit(garbage).await.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    }
+    let err = hello(&mut mallory, v).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
+    assert!(err.message().contains("token"), "{}", err.message());
+    let mut alice = connect(&url, Some("alice-token")).unwrap();
+    let (worker_id, session_key) = hello(&mut alice, v).await.unwrap();
+    let reply = alice
+        .lease(LeaseRequest {
+            worker_id,
+            session_key,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(matches!(reply.reply, Some(lease_reply::Reply::Shard(_))));
 }

@@ -194,6 +194,8 @@ fn coordinator(net: &Net, db: &str, n: &str, extra: &[&str]) -> (Proc, String) {
         db,
         "--listen",
         "0.0.0.0:0",
+        // the namespaces are this test's own network
+        "--insecure",
         "--lease-ms",
         "3000",
         "--progress-secs",

@@ -146,14 +146,18 @@ pub async fn run_worker(
     let mut in_flight: Option<InFlight> = None;
     loop {
         if *shutdown.borrow() {
-            settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+            settle(&mut in_flight, &mut summary).await?;
             info!("shutting down");
             return Ok(summary);
         }
-        let worker_id = session.id().0;
+        let request = LeaseRequest {
+            worker_id: session.id().0,
+            session_key: session.key.to_wire(),
+        };
         let reply = match session
-            .call("lease", |mut c| async move {
-                c.lease(LeaseRequest { worker_id }).await
+            .call("lease", |mut c| {
+                let r = request.clone();
+                async move { c.lease(r).await }
             })
             .await?
         {
@@ -165,7 +169,7 @@ pub async fn run_worker(
         };
         let shard = match reply.reply {
             Some(lease_reply::Reply::Finished(_)) => {
-                settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+                settle(&mut in_flight, &mut summary).await?;
                 info!(
                     shards = summary.shards,
                     slices = summary.slices,
@@ -175,7 +179,7 @@ pub async fn run_worker(
             }
             Some(lease_reply::Reply::Wait(_)) if in_flight.is_some() => {
                 // most likely the layer waits for our own submission
-                settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+                settle(&mut in_flight, &mut summary).await?;
                 continue;
             }
             Some(lease_reply::Reply::Wait(wait)) => {
@@ -228,6 +232,7 @@ pub async fn run_worker(
                 let request = ReleaseRequest {
                     worker_id: session.id().0,
                     lease_id: shard.lease_id.0,
+                    session_key: session.key.to_wire(),
                 };
                 let _ = session.client.clone().release(request).await;
                 return Err(e.into());
@@ -236,7 +241,7 @@ pub async fn run_worker(
         let games: u64 = solved.iter().map(|s| s.games).sum();
         let chunks = submission_chunks(layer, &solved, gops_proto::SUBMIT_CHUNK_BYTES);
         let waited = Instant::now();
-        settle(&mut in_flight, &mut session, &config, &mut summary).await?;
+        settle(&mut in_flight, &mut summary).await?;
         debug!(
             settle_ms = waited.elapsed().as_millis() as u64,
             "previous submission settled"
@@ -268,7 +273,7 @@ async fn solve_with_heartbeats(
     });
     let beats = keep_lease(
         session.client.clone(),
-        session.id(),
+        session.caller(),
         shard.lease_id,
         session.lease / 3,
         Phase::Solving,

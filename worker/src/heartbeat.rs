@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gops_proto::ids::{LeaseId, WorkerId};
+use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::HeartbeatRequest;
 use tracing::{debug, warn};
 
@@ -22,14 +22,15 @@ pub enum Phase {
 /// work it accompanies; failures are logged, not fatal.
 async fn heartbeat(
     client: &Client,
-    worker_id: WorkerId,
+    caller: Caller,
     lease_id: LeaseId,
     limit: Duration,
     phase: Phase,
 ) {
     let request = HeartbeatRequest {
-        worker_id: worker_id.0,
+        worker_id: caller.worker.0,
         lease_id: lease_id.0,
+        session_key: caller.key.to_wire(),
     };
     let mut client = client.clone();
     match tokio::time::timeout(limit, client.heartbeat(request)).await {
@@ -46,7 +47,7 @@ async fn heartbeat(
 /// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
 pub async fn keep_lease(
     client: Client,
-    worker_id: WorkerId,
+    caller: Caller,
     lease_id: LeaseId,
     every: Duration,
     phase: Phase,
@@ -55,6 +56,6 @@ pub async fn keep_lease(
     beats.tick().await;
     loop {
         beats.tick().await;
-        heartbeat(&client, worker_id, lease_id, every, phase).await;
+        heartbeat(&client, caller, lease_id, every, phase).await;
     }
 }

@@ -1,12 +1,12 @@
-//! A worker's session with its coordinator: the client, the retry policy, the id the
-//! coordinator gave it at `Hello` and the game it runs. A restarted coordinator forgets
+//! A worker's session with its coordinator: the client, the retry policy, the id and
+//! session key the coordinator gave it at `Hello` and the game it runs. A restarted coordinator forgets
 //! its workers; the session then says hello again and checks the game is the same.
 
 use std::future::Future;
 use std::time::Duration;
 
 use gops_common::objective::Objective;
-use gops_proto::ids::WorkerId;
+use gops_proto::ids::{Caller, SessionKey, WorkerId};
 use gops_proto::v1::HelloRequest;
 use tokio::sync::watch;
 use tonic::Status;
@@ -24,6 +24,8 @@ pub struct Session {
     pub stop: watch::Receiver<bool>,
     /// `None` until the first hello is answered.
     pub worker_id: Option<WorkerId>,
+    /// The secret every call after `Hello` presents with the worker id.
+    pub key: SessionKey,
     pub n: u8,
     pub objective: Objective,
     /// How long a lease lasts without a heartbeat.
@@ -34,6 +36,7 @@ pub struct Session {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Welcome {
     pub worker_id: WorkerId,
+    pub key: SessionKey,
     pub n: u8,
     pub objective: Objective,
     pub lease: Duration,
@@ -47,8 +50,16 @@ impl Welcome {
             .filter(|n| (1..=gops_common::MAX_N).contains(n))
             .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
         let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
+        let key = SessionKey::from_wire(&reply.session_key).ok_or_else(|| {
+            ClientError::Protocol(format!(
+                "session key of {} bytes, not {}",
+                reply.session_key.len(),
+                SessionKey::LEN
+            ))
+        })?;
         Ok(Welcome {
             worker_id: WorkerId(reply.worker_id),
+            key,
             n,
             objective,
             lease: Duration::from_millis(reply.lease_ms.max(1)),
@@ -64,6 +75,7 @@ impl Session {
             backoff,
             stop,
             worker_id: None,
+            key: SessionKey([0; SessionKey::LEN]),
             n: 0,
             objective: Objective::Points,
             lease: Duration::from_secs(60),
@@ -74,6 +86,14 @@ impl Session {
     /// coordinator never hands out).
     pub fn id(&self) -> WorkerId {
         self.worker_id.unwrap_or_default()
+    }
+
+    /// Who this worker's calls say they come from.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            worker: self.id(),
+            key: self.key,
+        }
     }
 
     pub async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
@@ -113,6 +133,7 @@ impl Session {
             ));
         }
         self.worker_id = Some(welcome.worker_id);
+        self.key = welcome.key;
         (self.n, self.objective, self.lease) = (welcome.n, welcome.objective, welcome.lease);
         info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator");
         Ok(())
@@ -131,9 +152,11 @@ mod tests {
             n: 13,
             objective: "win".into(),
             lease_ms: 0,
+            session_key: vec![9; 32],
         };
         let welcome = Welcome::from_reply(&reply).unwrap();
         assert_eq!(welcome.worker_id, WorkerId(5));
+        assert_eq!(welcome.key, SessionKey([9; 32]));
         assert_eq!(welcome.lease, Duration::from_millis(1));
         for bad in [
             HelloReply {
@@ -146,6 +169,11 @@ mod tests {
             },
             HelloReply {
                 objective: "score".into(),
+                ..reply.clone()
+            },
+            // a coordinator of protocol version 3 sends no key
+            HelloReply {
+                session_key: Vec::new(),
                 ..reply.clone()
             },
         ] {

@@ -6,15 +6,15 @@
 use std::time::{Duration, Instant};
 
 use gops_common::engine::SolvedSlice;
-use gops_proto::ids::{LeaseId, WorkerId};
+use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::{SliceData, SubmitRequest};
 use gops_proto::wire::slice_data;
 use tokio::sync::watch;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::backoff::Backoff;
 use crate::call::{Called, call_with};
-use crate::client::{ClientError, WorkerConfig, WorkerSummary};
+use crate::client::{ClientError, WorkerSummary};
 use crate::connection::Client;
 use crate::heartbeat::{Phase, keep_lease};
 use crate::session::Session;
@@ -64,7 +64,7 @@ pub struct Submitter {
     client: Client,
     backoff: Backoff,
     stop: watch::Receiver<bool>,
-    worker_id: WorkerId,
+    caller: Caller,
     /// Heartbeat period of the lease while its submission is under way.
     beat_every: Duration,
 }
@@ -75,7 +75,7 @@ impl Session {
             client: self.client.clone(),
             backoff: self.backoff.clone(),
             stop: self.stop.clone(),
-            worker_id: self.id(),
+            caller: self.caller(),
             beat_every: self.lease / 3,
         }
     }
@@ -90,7 +90,7 @@ pub async fn send_submission(
 ) -> Result<Submission, ClientError> {
     let beats = keep_lease(
         submitter.client.clone(),
-        submitter.worker_id,
+        submitter.caller,
         lease_id,
         submitter.beat_every,
         Phase::Submitting,
@@ -110,15 +110,15 @@ async fn send_chunks(
         client,
         backoff,
         stop,
-        worker_id,
+        caller,
         ..
     } = submitter;
-    let worker_id = *worker_id;
     while !chunks.is_empty() {
         let request = SubmitRequest {
-            worker_id: worker_id.0,
+            worker_id: caller.worker.0,
             lease_id: lease_id.0,
             slices: chunks[0].clone(),
+            session_key: caller.key.to_wire(),
         };
         let result = call_with(client, backoff, stop, "submit", |mut c| {
             let r = request.clone();
@@ -140,25 +140,21 @@ async fn send_chunks(
     Ok(Submission::Stored)
 }
 
-/// Waits for the submission in flight, if any, and accounts for it; greets a restarted
-/// coordinator again and resends what it forgot.
+/// Waits for the submission in flight, if any, and accounts for it. A coordinator that
+/// restarted meanwhile forgot the lease, and accepts results only under a lease of the
+/// session that submits them: what it did not store is dropped and solved again (the
+/// main loop greets it again).
 pub async fn settle(
     in_flight: &mut Option<InFlight>,
-    session: &mut Session,
-    config: &WorkerConfig,
     summary: &mut WorkerSummary,
 ) -> Result<(), ClientError> {
     let Some(shard) = in_flight.take() else {
         return Ok(());
     };
-    let mut outcome = shard
+    let outcome = shard
         .task
         .await
         .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
-    while let Submission::Forgotten(rest) = outcome {
-        session.hello(&config.name, config.threads).await?;
-        outcome = send_submission(session.submitter(), shard.lease_id, rest).await?;
-    }
     match outcome {
         Submission::Stored => {
             summary.shards += 1;
@@ -173,7 +169,15 @@ pub async fn settle(
             );
         }
         Submission::Rejected => summary.rejected += 1,
-        Submission::Forgotten(_) => unreachable!("resent above"),
+        Submission::Forgotten(rest) => {
+            let dropped: usize = rest.iter().map(Vec::len).sum();
+            warn!(
+                layer = shard.layer,
+                lease = %shard.lease_id,
+                slices = dropped,
+                "the coordinator restarted and forgot this lease: its unsent slices will be solved again"
+            );
+        }
     }
     Ok(())
 }
