@@ -21,6 +21,22 @@ pub enum Called<T> {
     Forgotten,
 }
 
+/// A failed call's message with the errors behind it ("transport error" alone says
+/// nothing; "connection refused" does).
+fn reason(status: &Status) -> String {
+    let mut text = status.message().to_string();
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = e.source();
+    }
+    text
+}
+
 /// How long a worker asked to stop keeps retrying an unreachable coordinator (to hand in
 /// its last shard) before it exits anyway.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -67,11 +83,17 @@ where
                         return Err(ClientError::Stopped(status.message().to_string()));
                     }
                 }
-                if attempt == 0 {
-                    warn!(call = what, error = %status.message(), "coordinator unreachable, retrying");
-                }
+                let pause = backoff.delay(attempt);
+                // every step, with the reason (the worker's span names the coordinator)
+                warn!(
+                    call = what,
+                    error = %reason(&status),
+                    retry_in_ms = pause.as_millis() as u64,
+                    unreachable_for_s = started.elapsed().as_secs(),
+                    "coordinator unreachable, retrying"
+                );
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff.delay(attempt)) => {}
+                    _ = tokio::time::sleep(pause) => {}
                     // a stop request cuts the pause short and starts the grace period
                     _ = stop.changed(), if !stopping => {}
                 }

@@ -18,7 +18,7 @@ use gops_common::slice::Slice;
 use gops_proto::ids::LeaseId;
 use gops_proto::v1::{LeaseRequest, ReleaseRequest, lease_reply};
 use tokio::sync::watch;
-use tracing::{debug, error, info};
+use tracing::{Instrument, debug, error, info};
 
 use crate::backoff::Backoff;
 use crate::call::Called;
@@ -114,6 +114,15 @@ impl LeasedShard {
 /// Runs the worker until the run is finished (Ok) or `shutdown` turns true (Ok, after
 /// the shard in hand is submitted).
 pub async fn run_worker(
+    config: WorkerConfig,
+    shutdown: watch::Receiver<bool>,
+) -> Result<WorkerSummary, ClientError> {
+    // every line the worker logs names its coordinator
+    let span = tracing::info_span!("worker", coordinator = %config.coordinator);
+    work(config, shutdown).instrument(span).await
+}
+
+async fn work(
     config: WorkerConfig,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<WorkerSummary, ClientError> {
@@ -247,7 +256,9 @@ pub async fn run_worker(
             "previous submission settled"
         );
         in_flight = Some(InFlight {
-            task: tokio::spawn(send_submission(session.submitter(), shard.lease_id, chunks)),
+            task: tokio::spawn(
+                send_submission(session.submitter(), shard.lease_id, chunks).in_current_span(),
+            ),
             layer,
             lease_id: shard.lease_id,
             slices: solved.len(),

@@ -28,6 +28,44 @@ impl tonic::service::Interceptor for AddToken {
 
 pub type Client = CoordinatorClient<InterceptedService<Channel, AddToken>>;
 
+/// Checks the form of a coordinator URL: `http://` or `https://`, a host, a port from 1 to
+/// 65535, no path. What is wrong is said at once, rather than retried for minutes.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let uri: tonic::codegen::http::Uri = url
+        .parse()
+        .map_err(|e| format!("not a URL ({e}); write it as http://HOST:PORT"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(other) => {
+            return Err(format!(
+                "scheme {other}:// is not spoken; use http:// or https://"
+            ));
+        }
+        None => return Err(format!("no scheme; write it as http://{url}")),
+    }
+    let authority = uri.authority().ok_or("no host")?;
+    if authority.host().is_empty() {
+        return Err("no host".into());
+    }
+    if authority.as_str().contains('@') {
+        return Err(
+            "user information in the URL is not used; give the token with --token-file".into(),
+        );
+    }
+    let port = authority.as_str().rsplit_once(':').map(|(_, p)| p);
+    // an IPv6 host without a port ends in ']'
+    if let Some(port) = port.filter(|p| !p.ends_with(']')) {
+        match port.parse::<u16>() {
+            Ok(p) if p > 0 => {}
+            _ => return Err(format!("port {port} is not between 1 and 65535")),
+        }
+    }
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        return Err("a coordinator URL has no path".into());
+    }
+    Ok(())
+}
+
 /// A client for `url` with `token`; connects lazily, reconnects as needed. An
 /// `https://` URL is verified against the webpki roots.
 pub fn connect(url: &str, token: Option<&str>) -> Result<Client, ClientError> {
@@ -42,6 +80,7 @@ pub fn connect_with_ca(
     ca_pem: Option<&[u8]>,
 ) -> Result<Client, ClientError> {
     let bad = |why: String| ClientError::Address(url.to_string(), why);
+    check_url(url).map_err(bad)?;
     let endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| bad(e.to_string()))?;
     let uri = endpoint.uri().clone();
     let https = uri.scheme_str() == Some("https");
@@ -87,4 +126,34 @@ pub fn connect_with_ca(
             .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
             .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_coordinator_urls_are_refused_with_the_reason() {
+        for good in [
+            "http://127.0.0.1:7700",
+            "https://coord.example.org:7700/",
+            "http://[::1]:7700",
+            "https://coord.example.org",
+        ] {
+            assert_eq!(check_url(good), Ok(()), "{good}");
+        }
+        for (bad, says) in [
+            ("127.0.0.1:7710", "scheme"),
+            ("foo", "scheme"),
+            ("ftp://x:1", "ftp"),
+            ("http://x:99999", "99999"),
+            ("http://x:0", "port 0"),
+            ("http://x:7700/gops", "path"),
+            ("http://user:pw@x:7700", "token"),
+            ("", "URL"),
+        ] {
+            let why = check_url(bad).expect_err(bad);
+            assert!(why.contains(says), "{bad}: {why}");
+        }
+    }
 }
