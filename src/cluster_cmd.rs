@@ -14,7 +14,7 @@ use gops_db::store::Store;
 use gops_worker::backoff::Backoff;
 use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::args::{CoordinatorArgs, WorkerArgs};
 use crate::failure::Failure;
@@ -176,13 +176,23 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", args.listen)))?;
         info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, tls = tls_on, "coordinator listening");
+        // metrics are a side line: a port that cannot be bound is reported, and the
+        // coordinator goes on without them
         if let Some(addr) = args.metrics {
-            let core = Arc::clone(&core);
-            tokio::spawn(async move {
-                if let Err(e) = serve_metrics(addr, core).await {
-                    warn!(error = %e, "metrics server stopped");
+            match tokio::net::TcpListener::bind(addr).await {
+                Ok(metrics_listener) => {
+                    let core = Arc::clone(&core);
+                    let tokens = tokens.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = serve_metrics(metrics_listener, core, tokens).await {
+                            warn!(address = %addr, error = %e, "metrics server stopped");
+                        }
+                    });
                 }
-            });
+                Err(e) => {
+                    error!(address = %addr, error = %e, "cannot serve metrics: cannot listen on --metrics; going on without them");
+                }
+            }
         }
         let done = {
             let core = Arc::clone(&core);

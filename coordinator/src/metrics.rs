@@ -1,18 +1,29 @@
 //! Prometheus metrics of a coordinator, rendered from its status on each scrape, and
-//! the plain HTTP server that answers `/metrics`.
+//! the HTTP server (axum on hyper, HTTP/1.1) that answers `GET /metrics`: an optional
+//! bearer token, a time limit on every connection, and an accept loop that outlives
+//! accept errors.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use tokio::net::TcpListener;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::cluster::Coordinator;
+use crate::service::AccessTokens;
 
 /// The metrics in the Prometheus text format.
 pub fn render(core: &Coordinator) -> String {
@@ -82,6 +93,24 @@ pub fn render(core: &Coordinator) -> String {
         "Submissions that failed validation this run",
         status.rejected_submissions as f64,
     );
+    gauge(
+        &mut registry,
+        "calls_refused",
+        "Calls refused this run for a wrong session key (a client acting for another)",
+        status.refused_calls as f64,
+    );
+    gauge(
+        &mut registry,
+        "slice_disagreements",
+        "Copies of a stored slice with another digest this run (each re-checked in full)",
+        status.disagreements as f64,
+    );
+    gauge(
+        &mut registry,
+        "sessions_registered",
+        "Worker sessions the coordinator holds, live or silent",
+        status.workers_registered as f64,
+    );
     if let Some(shards) = &status.shards {
         gauge(
             &mut registry,
@@ -109,27 +138,115 @@ pub fn render(core: &Coordinator) -> String {
     text
 }
 
-/// Serves Prometheus metrics (text format) on `addr` until the task is dropped.
-pub async fn serve_metrics(addr: SocketAddr, core: Arc<Coordinator>) -> std::io::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = TcpListener::bind(addr).await?;
-    info!(%addr, "metrics at /metrics");
+/// How long one connection may take, from accept to the last byte of the answer (the
+/// request head included): a client that sends nothing, or sends slowly, is dropped
+/// then. Prometheus's own scrape timeout is 10 s by default.
+pub const CONNECTION_LIMIT: Duration = Duration::from_secs(10);
+
+/// The pause after an accept error that is not about one connection (no file
+/// descriptors left, say), so that the loop does not spin while it lasts.
+const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+
+/// The content type of what [`render`] writes (the OpenMetrics text format).
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// What the `/metrics` handler needs.
+struct Shared {
+    core: Arc<Coordinator>,
+    /// The coordinator's tokens: any of them reads the metrics.
+    tokens: AccessTokens,
+}
+
+/// Serves `GET /metrics` on `listener` until the task is dropped; with a token, only to
+/// requests that carry `Authorization: Bearer <token>`. Each connection answers one
+/// request within [`CONNECTION_LIMIT`]; accept errors are logged and the loop goes on.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    core: Arc<Coordinator>,
+    tokens: AccessTokens,
+) -> std::io::Result<()> {
+    serve_metrics_within(listener, core, tokens, CONNECTION_LIMIT).await
+}
+
+/// [`serve_metrics`] with its connection time limit given (tests use a short one).
+pub async fn serve_metrics_within(
+    listener: TcpListener,
+    core: Arc<Coordinator>,
+    tokens: AccessTokens,
+    limit: Duration,
+) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
+    info!(%addr, token = !tokens.is_empty(), "metrics at /metrics");
+    let app = router(core, tokens);
     loop {
-        let (mut socket, _) = listener.accept().await?;
-        let core = Arc::clone(&core);
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) if is_connection_error(&e) => {
+                debug!(error = %e, "metrics: a connection failed before it was accepted");
+                continue;
+            }
+            Err(e) => {
+                warn!(error = %e, "metrics: accept failed; trying again in a second");
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
+        };
+        let service = TowerToHyperService::new(app.clone());
         tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let _ = socket.read(&mut request).await;
-            let body = tokio::task::spawn_blocking(move || render(&core))
-                .await
-                .unwrap_or_else(|e| format!("# metrics failed: {e}\n"));
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            if let Err(e) = socket.write_all(format!("{head}{body}").as_bytes()).await {
-                warn!(error = %e, "metrics write failed");
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limit)
+                .keep_alive(false)
+                .serve_connection(TokioIo::new(stream), service);
+            match tokio::time::timeout(limit, connection).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => debug!(%peer, error = %e, "metrics: connection failed"),
+                Err(_) => debug!(%peer, "metrics: connection over its time limit; closed"),
             }
         });
     }
+}
+
+/// The routes: `GET /metrics`; any other path is 404, another method 405.
+fn router(core: Arc<Coordinator>, tokens: AccessTokens) -> Router {
+    let shared = Arc::new(Shared { core, tokens });
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(shared)
+}
+
+async fn metrics(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    {
+        let given = headers
+            .get(AUTHORIZATION)
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if !shared.tokens.admits(given) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(WWW_AUTHENTICATE, "Bearer")],
+                "missing or wrong bearer token\n",
+            )
+                .into_response();
+        }
+    }
+    let core = Arc::clone(&shared.core);
+    // render takes the coordinator's lock: off the async threads
+    match tokio::task::spawn_blocking(move || render(&core)).await {
+        Ok(text) => ([(CONTENT_TYPE, OPENMETRICS)], text).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("metrics failed: {e}\n"),
+        )
+            .into_response(),
+    }
+}
+
+/// Accept errors that concern one connection only: the next accept may succeed.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
 }

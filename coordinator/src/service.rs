@@ -268,6 +268,12 @@ impl AccessTokens {
         self.tokens.is_empty()
     }
 
+    /// Whether `given` (the whole `authorization` value) presents an accepted token, or
+    /// no token is needed.
+    pub fn admits(&self, given: &[u8]) -> bool {
+        self.is_empty() || self.matching(given).is_some()
+    }
+
     /// The index of the token `given` (the whole `authorization` value) presents.
     fn matching(&self, given: &[u8]) -> Option<usize> {
         // every token is compared, so the time does not say which one matched
