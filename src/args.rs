@@ -141,6 +141,12 @@ pub struct CoordinatorArgs {
     /// Fraction of each submitted slice's states re-solved and compared bit for bit.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
+    /// How submissions are verified: `sample` (--verify-fraction of each slice's states
+    /// re-solved) or `replicate` (also: every shard solved by two workers, or two tokens
+    /// when there is one per worker, and stored only when their copies agree; twice the
+    /// work). See the README's "Verification".
+    #[arg(long, default_value = "sample", value_parser = ["sample", "replicate"])]
+    pub verify_mode: String,
     /// Matrix games per shard the coordinator aims for (smaller shards spread a layer
     /// over more workers; larger ones cost fewer round trips).
     #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]

@@ -10,7 +10,7 @@
 //! Everything needed to resume is in the store: on start the coordinator finds the first
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -27,9 +27,9 @@ use tracing::{error, info, warn};
 use crate::checks::{
     CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_slice, sort_submission,
 };
-use crate::ledger::Assignment;
+use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
-use crate::open_layer::OpenLayer;
+use crate::open_layer::{FirstCopy, OpenLayer};
 use crate::registry::{Credential, Refusal, WorkerRegistry};
 use crate::status::{ClusterStatus, ShardCounts};
 
@@ -58,6 +58,8 @@ pub struct CoordinatorConfig {
     pub max_leases_per_worker: usize,
     /// Sessions the registry holds at most (silent ones are forgotten first).
     pub max_sessions: usize,
+    /// Every slice solved by two parties and stored only when their copies agree.
+    pub replicate: bool,
 }
 
 /// Workers listed in a status at most (the counts cover all).
@@ -81,6 +83,7 @@ impl Default for CoordinatorConfig {
             max_rejections: 3,
             max_leases_per_worker: 2,
             max_sessions: 10_000,
+            replicate: false,
         }
     }
 }
@@ -126,6 +129,8 @@ pub enum LeaseOutcome {
 pub struct SubmitOutcome {
     pub stored: u32,
     pub duplicates: u32,
+    /// Copies kept until another party's copy confirms them (replicated verification).
+    pub held: u32,
 }
 
 /// What one round of storing did: stored, duplicates, and copies that lost a race to
@@ -134,6 +139,7 @@ pub struct SubmitOutcome {
 struct StoreRound {
     stored: u32,
     duplicates: u32,
+    held: u32,
     raced: Vec<Submitted>,
 }
 
@@ -179,6 +185,8 @@ impl Coordinator {
         // ids carry the run number in their high bits: a worker or lease from before a
         // restart is never mistaken for a new one
         let first_id = (store.next_run()? << 32) | 1;
+        // first copies of a previous run wait for sessions that are gone: solved again
+        store.clear_unconfirmed()?;
         let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
         let coordinator = Coordinator {
             store,
@@ -379,6 +387,7 @@ impl Coordinator {
         {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
+        let party = Self::party(&inner, worker);
         let Some(open) = inner.open.as_mut() else {
             inner.workers.told_finished(worker);
             return Ok(LeaseOutcome::Finished);
@@ -387,7 +396,7 @@ impl Coordinator {
         for (lease_id, holder) in open.ledger.expire(now) {
             warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");
         }
-        Ok(match open.ledger.assign(worker, now) {
+        Ok(match open.ledger.assign_to(worker, party, now) {
             Assignment::Shard {
                 lease_id,
                 prize_ranks,
@@ -401,6 +410,15 @@ impl Coordinator {
             }
             Assignment::Wait | Assignment::LayerDone => LeaseOutcome::Wait(self.config.retry_after),
         })
+    }
+
+    /// The source a copy counts as: the per-worker token when there is one (so that one
+    /// token's sessions cannot confirm each other), else the session.
+    fn party(inner: &Inner, worker: WorkerId) -> Party {
+        match inner.workers.credential(worker) {
+            Some(c) => Party(1 << 63 | u64::from(c.0)),
+            None => Party(worker.0),
+        }
     }
 
     pub fn heartbeat(
@@ -490,6 +508,7 @@ impl Coordinator {
                 return Ok(SubmitOutcome {
                     stored: 0,
                     duplicates: slices.len() as u32,
+                    held: 0,
                 });
             };
             let grant = LeaseGrant {
@@ -510,6 +529,7 @@ impl Coordinator {
         let mut outcome = SubmitOutcome {
             stored: 0,
             duplicates,
+            held: 0,
         };
         // a copy that raced another one to the store becomes a dispute in a second round
         for _round in 0..3 {
@@ -539,6 +559,7 @@ impl Coordinator {
             let round = self.store_checked(&mut inner, worker, &engine, checked, replaced)?;
             outcome.stored += round.stored;
             outcome.duplicates += round.duplicates;
+            outcome.held += round.held;
             disputed = round.raced;
         }
         if let Some(s) = disputed.first() {
@@ -605,15 +626,29 @@ impl Coordinator {
         let k = engine.k();
         self.lock().disagreements += disputed.len() as u64;
         for s in disputed {
-            warn!(worker = %worker, layer = k, slice = s.prize_rank, "a copy of a stored slice differs from it: re-checking both in full");
+            warn!(worker = %worker, layer = k, slice = s.prize_rank, "two copies of a slice differ: re-checking both in full");
         }
         let new_values = self.check_submitted(engine, disputed, 1.0)?;
         let mut stored_copies = Vec::with_capacity(disputed.len());
         for s in disputed {
-            let bytes = self
+            // the stored copy, or the first copy waiting for confirmation
+            let stored = self
                 .store
-                .require_slice_bytes(k, s.prize_rank)
+                .slice_bytes(k, s.prize_rank)
                 .map_err(CheckFailure::Store)?;
+            let bytes = match stored {
+                Some(bytes) => bytes,
+                None => self
+                    .store
+                    .unconfirmed(k, s.prize_rank)
+                    .map_err(CheckFailure::Store)?
+                    .ok_or_else(|| {
+                        CheckFailure::Store(StoreError::Corrupt(format!(
+                            "slice {} of layer {k}: the copy it disagreed with is gone",
+                            s.prize_rank
+                        )))
+                    })?,
+            };
             stored_copies.push(Submitted {
                 layer: k,
                 prize_rank: s.prize_rank,
@@ -657,6 +692,7 @@ impl Coordinator {
         replacements: Vec<(Submitted, u64)>,
     ) -> Result<StoreRound, CoreError> {
         let mut round = StoreRound::default();
+        let party = Self::party(inner, worker);
         let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) else {
             // the layer completed meanwhile: everything here was a duplicate
             round.duplicates += checked.len() as u32;
@@ -670,7 +706,7 @@ impl Coordinator {
             return Ok(round);
         };
         let k = open.k();
-        let (new, late): (Vec<_>, Vec<_>) = checked
+        let (mut new, late): (Vec<_>, Vec<_>) = checked
             .into_iter()
             .partition(|(s, _)| open.ledger.is_missing(s.prize_rank));
         for (s, _) in late {
@@ -681,32 +717,101 @@ impl Coordinator {
                 round.raced.push(s);
             }
         }
+        // replicated verification: a first copy waits for another party's, and only a
+        // matching second copy is stored
+        let mut confirmed_by: HashMap<u32, WorkerId> = HashMap::new();
+        if self.config.replicate {
+            let mut to_store = Vec::new();
+            let mut held = Vec::new();
+            for (s, values) in new {
+                let rank = s.prize_rank;
+                match open.unconfirmed.get(&rank) {
+                    None => held.push(s),
+                    Some(first) if first.digest == s.bytes.digest && first.party == party => {
+                        round.duplicates += 1;
+                    }
+                    Some(first) if first.digest == s.bytes.digest => {
+                        confirmed_by.insert(rank, first.worker);
+                        to_store.push((s, values));
+                    }
+                    Some(_) => round.raced.push(s),
+                }
+            }
+            for s in &held {
+                self.store.put_unconfirmed(k, s.prize_rank, &s.bytes)?;
+                open.unconfirmed.insert(
+                    s.prize_rank,
+                    FirstCopy {
+                        party,
+                        worker,
+                        digest: s.bytes.digest,
+                    },
+                );
+                round.held += 1;
+            }
+            // a shard whose every slice this party handed in goes to another party
+            for s in &held {
+                let Some(ranks) = open.ledger.shard_ranks(s.prize_rank) else {
+                    continue;
+                };
+                let complete = ranks.iter().all(|r| {
+                    !open.ledger.is_missing(*r)
+                        || open.unconfirmed.get(r).is_some_and(|f| f.party == party)
+                });
+                if complete {
+                    open.ledger.copy_handed_in(s.prize_rank, party, worker);
+                }
+            }
+            new = to_store;
+        }
         let batch: Vec<(u32, &SliceBytes)> = new
             .iter()
             .chain(&replacements)
             .map(|(s, _)| (s.prize_rank, &s.bytes))
             .collect();
-        self.store.put_slice_bytes(k, &batch)?;
+        if !batch.is_empty() {
+            self.store.put_slice_bytes(k, &batch)?;
+        }
+        let mut blamed = Vec::new();
         for (s, values) in replacements {
             let rank = s.prize_rank;
             open.progress
                 .replace(rank, s.bytes.digest, s.bytes.max_gap, values);
-            if let Some(author) = open.stored_by.insert(rank, worker) {
-                warn!(worker = %author, layer = k, slice = rank, "stored a slice that failed a full re-check");
-                inner.workers.blame(author);
+            let first = open.unconfirmed.remove(&rank);
+            if first.is_some() {
+                self.store.remove_unconfirmed(k, rank)?;
+            }
+            open.ledger.slice_stored(rank);
+            let author = open
+                .stored_by
+                .insert(rank, worker)
+                .or(first.map(|f| f.worker));
+            if let Some(author) = author {
+                warn!(worker = %author, layer = k, slice = rank, "handed in a slice that failed a full re-check");
+                blamed.push(author);
             }
             round.stored += 1;
         }
         let mut games = 0u64;
         for (s, values) in new {
-            open.ledger.slice_stored(s.prize_rank);
+            let rank = s.prize_rank;
+            if open.unconfirmed.remove(&rank).is_some() {
+                self.store.remove_unconfirmed(k, rank)?;
+            }
+            open.ledger.slice_stored(rank);
             open.progress
-                .record(s.prize_rank, s.bytes.digest, s.bytes.max_gap, values);
-            open.stored_by.insert(s.prize_rank, worker);
+                .record(rank, s.bytes.digest, s.bytes.max_gap, values);
+            open.stored_by.insert(rank, worker);
             games = games.saturating_add(s.bytes.games);
             round.stored += 1;
         }
         let layer_done = open.ledger.is_done();
+        for author in blamed {
+            inner.workers.blame(author);
+        }
+        for (_, first) in confirmed_by {
+            inner.workers.credit(first, 1);
+        }
         inner.slices_this_run += u64::from(round.stored);
         inner.games_this_run = inner.games_this_run.saturating_add(games);
         inner.workers.credit(worker, u64::from(round.stored));

@@ -47,7 +47,15 @@ struct Shard {
     /// Ranks not stored yet.
     missing: usize,
     state: ShardState,
+    /// Parties that handed in a complete copy not yet confirmed (replicated
+    /// verification): the shard's next lease goes to someone else.
+    copied_by: Vec<Party>,
 }
+
+/// Who counts as one source of a copy when shards are solved twice: a worker's session,
+/// or the per-worker token it holds (so one token cannot confirm its own copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Party(pub u64);
 
 #[derive(Clone, Copy, Debug)]
 struct Lease {
@@ -94,6 +102,7 @@ impl LeaseLedger {
                     ranks.insert(r, (i, false));
                 }
                 Shard {
+                    copied_by: Vec::new(),
                     missing: prize_ranks.len(),
                     state: if prize_ranks.is_empty() {
                         ShardState::Done
@@ -157,6 +166,12 @@ impl LeaseLedger {
     /// of a leased shard that worker does not already hold. A worker holding its maximum
     /// of live leases waits.
     pub fn assign(&mut self, worker: WorkerId, now: Instant) -> Assignment {
+        self.assign_to(worker, Party(worker.0), now)
+    }
+
+    /// [`LeaseLedger::assign`] for a worker that is part of `party`: never a shard that
+    /// party already handed a copy of.
+    pub fn assign_to(&mut self, worker: WorkerId, party: Party, now: Instant) -> Assignment {
         self.expire(now);
         if self.is_done() {
             return Assignment::LayerDone;
@@ -168,9 +183,10 @@ impl LeaseLedger {
         let pending = self
             .shards
             .iter()
-            .position(|s| s.state == ShardState::Pending);
+            .position(|s| s.state == ShardState::Pending && !s.copied_by.contains(&party));
         let chosen = pending.or_else(|| {
             self.shards.iter().position(|s| match &s.state {
+                ShardState::Leased(_) if s.copied_by.contains(&party) => false,
                 ShardState::Leased(ids) => {
                     ids.len() < self.max_copies
                         && ids.iter().all(|id| self.leases[id].worker != worker)
@@ -224,6 +240,42 @@ impl LeaseLedger {
             .is_some_and(|l| l.worker == worker)
         {
             self.drop_lease(lease_id);
+        }
+    }
+
+    /// The prize ranks of the shard that `rank` belongs to.
+    pub fn shard_ranks(&self, rank: u32) -> Option<&[u32]> {
+        self.ranks
+            .get(&rank)
+            .map(|&(i, _)| self.shards[i].prize_ranks.as_slice())
+    }
+
+    /// Notes that `party` (through `worker`) handed in a complete copy of the shard of
+    /// `rank`, to be confirmed by another party: the worker's leases of it end, and the
+    /// shard is leased to others only.
+    pub fn copy_handed_in(&mut self, rank: u32, party: Party, worker: WorkerId) {
+        let Some(&(index, _)) = self.ranks.get(&rank) else {
+            return;
+        };
+        if !self.shards[index].copied_by.contains(&party) {
+            self.shards[index].copied_by.push(party);
+        }
+        let held: Vec<LeaseId> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.shard == index && l.worker == worker)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in held {
+            self.drop_lease(id);
+        }
+    }
+
+    /// Forgets the copies of the shard of `rank` (one was found wrong): any party may
+    /// solve it again.
+    pub fn copies_discarded(&mut self, rank: u32) {
+        if let Some(&(index, _)) = self.ranks.get(&rank) {
+            self.shards[index].copied_by.clear();
         }
     }
 
@@ -470,6 +522,36 @@ mod tests {
         let mut capped = capped;
         assert!(matches!(capped.assign(W(1), t0), Assignment::Shard { .. }));
         assert_eq!(capped.assign(W(1), t0), Assignment::Wait);
+        l.assert_consistent();
+    }
+
+    #[test]
+    fn a_shard_copied_by_a_party_goes_to_another() {
+        let (mut l, t0) = ledger();
+        let Assignment::Shard {
+            prize_ranks: first, ..
+        } = l.assign_to(W(1), Party(10), t0)
+        else {
+            panic!()
+        };
+        assert_eq!(first, vec![0, 1]);
+        l.copy_handed_in(0, Party(10), W(1));
+        assert_eq!(l.counts().leased, 0, "the copier's lease ended");
+        // the same party (another session of the same token) gets another shard
+        let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(2), Party(10), t0) else {
+            panic!()
+        };
+        assert_eq!(prize_ranks, vec![2]);
+        let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(3), Party(11), t0) else {
+            panic!()
+        };
+        assert_eq!(
+            prize_ranks,
+            vec![0, 1],
+            "another party confirms the copied shard"
+        );
+        l.copies_discarded(0);
+        assert_eq!(l.shard_ranks(1), Some(&[0u32, 1][..]));
         l.assert_consistent();
     }
 

@@ -16,7 +16,15 @@ use gops_proto::ids::{LeaseId, WorkerId};
 
 use crate::checks::Submitted;
 use crate::cluster::CoordinatorConfig;
-use crate::ledger::LeaseLedger;
+use crate::ledger::{LeaseLedger, Party};
+
+/// A copy of a slice waiting for confirmation.
+#[derive(Clone, Copy, Debug)]
+pub struct FirstCopy {
+    pub party: Party,
+    pub worker: WorkerId,
+    pub digest: gops_common::checksum::Digest,
+}
 
 pub struct OpenLayer {
     pub progress: LayerProgress,
@@ -24,6 +32,9 @@ pub struct OpenLayer {
     pub ledger: LeaseLedger,
     /// Who submitted each slice stored this run (blamed if a full re-check fails it).
     pub stored_by: HashMap<u32, WorkerId>,
+    /// Replicated verification: the first copy of each slice, waiting for a copy from
+    /// another party (its bytes are in the store's unconfirmed tree).
+    pub unconfirmed: HashMap<u32, FirstCopy>,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
     below: SliceCache,
 }
@@ -55,6 +66,7 @@ impl OpenLayer {
             ledger: LeaseLedger::new(shards, config.lease, first_lease)
                 .with_max_per_worker(config.max_leases_per_worker),
             stored_by: HashMap::new(),
+            unconfirmed: HashMap::new(),
             below: SliceCache::new(config.verify_cache_bytes),
         })
     }

@@ -156,6 +156,11 @@ impl WorkerRegistry {
         }
     }
 
+    /// The per-worker token `id` presented at hello, if the coordinator has such tokens.
+    pub fn credential(&self, id: WorkerId) -> Option<Credential> {
+        self.workers.get(&id).and_then(|w| w.credential)
+    }
+
     /// Credits `id` with stored slices.
     pub fn credit(&mut self, id: WorkerId, slices: u64) {
         if let Some(w) = self.workers.get_mut(&id) {

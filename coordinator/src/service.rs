@@ -204,6 +204,7 @@ impl CoordinatorRpc for Service {
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
             duplicates: outcome.duplicates,
+            held: outcome.held,
         }))
     }
 

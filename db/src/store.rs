@@ -145,6 +145,8 @@ pub struct Store {
     db: sled::Db,
     slices: sled::Tree,
     layers: sled::Tree,
+    /// Copies of slices waiting for a second copy (replicated verification).
+    unconfirmed: sled::Tree,
     manifest: Manifest,
 }
 
@@ -306,14 +308,18 @@ impl Store {
         if !file.exists() {
             let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
             let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-            std::fs::write(&tmp, bytes)
-                .and_then(|_| std::fs::rename(&tmp, &file))
+            // durable before it is in place, and its directory entry durable after: a
+            // power cut leaves no manifest or a whole one, never an empty file
+            write_synced(&tmp, &bytes)
+                .and_then(|()| std::fs::rename(&tmp, &file))
+                .and_then(|()| std::fs::File::open(path)?.sync_all())
                 .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))?;
         }
         Ok(Store {
             path: path.to_path_buf(),
             slices: db.open_tree("slices").map_err(io)?,
             layers: db.open_tree("layers").map_err(io)?,
+            unconfirmed: db.open_tree("unconfirmed").map_err(io)?,
             db,
             manifest,
         })
@@ -437,6 +443,38 @@ impl Store {
         self.flush()
     }
 
+    /// Keeps a copy of a slice that waits for a second, independent copy (replicated
+    /// verification). Not flushed: a copy lost in a crash is solved again.
+    pub fn put_unconfirmed(&self, k: u8, rank: u32, slice: &SliceBytes) -> Result<(), StoreError> {
+        self.unconfirmed
+            .insert(slice_key(k, rank), record_bytes(slice))
+            .map(|_| ())
+            .map_err(io)
+    }
+
+    /// The copy of slice `rank` of layer `k` waiting for confirmation, if any.
+    pub fn unconfirmed(&self, k: u8, rank: u32) -> Result<Option<SliceBytes>, StoreError> {
+        let Some(bytes) = self.unconfirmed.get(slice_key(k, rank)).map_err(io)? else {
+            return Ok(None);
+        };
+        split_record(&bytes).map(Some).map_err(|why| {
+            StoreError::Corrupt(format!("unconfirmed slice {rank} of layer {k}: {why}"))
+        })
+    }
+
+    pub fn remove_unconfirmed(&self, k: u8, rank: u32) -> Result<(), StoreError> {
+        self.unconfirmed
+            .remove(slice_key(k, rank))
+            .map(|_| ())
+            .map_err(io)
+    }
+
+    /// Forgets every copy waiting for confirmation (a coordinator starting: whoever
+    /// handed them in is gone with its session).
+    pub fn clear_unconfirmed(&self) -> Result<(), StoreError> {
+        self.unconfirmed.clear().map_err(io)
+    }
+
     /// Prize ranks of layer `k` that have a stored slice, ascending.
     pub fn stored_ranks(&self, k: u8) -> Result<Vec<u32>, StoreError> {
         self.slices
@@ -483,6 +521,14 @@ impl Store {
 
 fn missing_slice(k: u8, rank: u32) -> StoreError {
     StoreError::Corrupt(format!("slice {rank} of layer {k} is missing"))
+}
+
+/// Writes `bytes` to `path` and syncs them to the disk.
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 fn record_bytes(slice: &SliceBytes) -> Vec<u8> {
