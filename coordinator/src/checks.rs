@@ -175,34 +175,47 @@ impl From<Rejection> for CheckFailure {
     }
 }
 
-/// Checks one new slice: digest, shape, finite values, certificate, and a random
-/// sample of its states re-solved bit for bit (a fresh seed each time: a worker cannot
-/// know which states will be checked). Returns the slice's number of stored values.
-pub fn check_slice(check: &SliceCheck<'_>, s: &Submitted) -> Result<u64, CheckFailure> {
+/// The checks of a slice that need nothing but the slice, cheap enough to run before
+/// anything is loaded for it: digest, shape, canonical encoding, finite values and the
+/// reported certificate gap. The decoded slice.
+pub fn check_form(n: u8, objective: Objective, k: u8, s: &Submitted) -> Result<Slice, Rejection> {
     let rank = s.prize_rank;
     if digest_bytes(&s.bytes.body) != s.bytes.digest {
-        return Err(Rejection::DigestMismatch { rank }.into());
+        return Err(Rejection::DigestMismatch { rank });
     }
-    let k = check.engine.k();
-    let slice = Slice::decode_for(check.n, check.objective, k, rank, &s.bytes.body)
+    let slice = Slice::decode_for(n, objective, k, rank, &s.bytes.body)
         .map_err(|why| Rejection::Malformed { rank, why })?;
     if !slice.is_canonical() {
-        return Err(Rejection::NonCanonical { rank }.into());
+        return Err(Rejection::NonCanonical { rank });
     }
     if let Some(&value) = slice.values.iter().find(|v| !v.is_finite()) {
-        return Err(Rejection::NonFinite { rank, value }.into());
+        return Err(Rejection::NonFinite { rank, value });
     }
-    let scale = 1.0 + f64::from(gops_common::CardSet::full(check.n).sum());
+    let scale = 1.0 + f64::from(gops_common::CardSet::full(n).sum());
     let gap = s.bytes.max_gap;
     if !(gap.is_finite() && (0.0..=GAP_TOLERANCE * scale).contains(&gap)) {
-        return Err(Rejection::GapOverTolerance { rank, gap }.into());
+        return Err(Rejection::GapOverTolerance { rank, gap });
     }
+    Ok(slice)
+}
+
+/// Checks one new slice whose form [`check_form`] passed (`slice` is its decoding): a
+/// random sample of its states re-solved bit for bit (a fresh seed each time: a worker
+/// cannot know which states will be checked). Returns the slice's number of stored
+/// values.
+pub fn check_slice(
+    check: &SliceCheck<'_>,
+    s: &Submitted,
+    slice: &Slice,
+) -> Result<u64, CheckFailure> {
+    let rank = s.prize_rank;
+    let gap = s.bytes.max_gap;
     let dependency = |prizes| &*check.below[&prize_rank(prizes)];
     // a fresh seed each time: a worker cannot know which states will be checked
     let mut rng = StdRng::seed_from_u64(rand::random());
     let mut solver = GameSolver::new();
-    for state in sample_states(&slice, check.verify_fraction, &mut rng) {
-        let again = resolve_state(check.engine, &mut solver, rank, &slice, state, &dependency)
+    for state in sample_states(slice, check.verify_fraction, &mut rng) {
+        let again = resolve_state(check.engine, &mut solver, rank, slice, state, &dependency)
             .map_err(CheckFailure::Engine)?;
         let (pattern, d) = (again.pattern, again.d);
         if !again.matches() {

@@ -25,7 +25,8 @@ use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use tracing::{error, info, warn};
 
 use crate::checks::{
-    CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_slice, sort_submission,
+    CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
+    sort_submission,
 };
 use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
@@ -580,6 +581,11 @@ impl Coordinator {
         if slices.is_empty() {
             return Ok(Vec::new());
         }
+        // the cheap checks first: a damaged submission loads nothing
+        let decoded = slices
+            .iter()
+            .map(|s| check_form(self.n(), self.objective(), engine.k(), s))
+            .collect::<Result<Vec<_>, Rejection>>()?;
         let below = self.dependencies(engine.k(), slices)?;
         let check = SliceCheck {
             n: self.n(),
@@ -588,27 +594,40 @@ impl Coordinator {
             below: &below,
             verify_fraction: fraction,
         };
-        slices.iter().map(|s| check_slice(&check, s)).collect()
+        slices
+            .iter()
+            .zip(&decoded)
+            .map(|(s, slice)| check_slice(&check, s, slice))
+            .collect()
     }
 
-    /// The slices of the layer below that `slices` read, through the open layer's cache
-    /// (loaded under the lock, which the cache needs; the cache is bounded).
+    /// The slices of the layer below that `slices` read, through the open layer's
+    /// bounded cache. Loaded under the cache's own lock, not the coordinator's: leases
+    /// and heartbeats go on meanwhile.
     fn dependencies(
         &self,
         k: u8,
         slices: &[Submitted],
-    ) -> Result<std::collections::HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
-        let mut inner = self.lock();
-        let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
-            // the layer completed meanwhile: its dependencies are still in the store
-            let mut cache = gops_common::cache::SliceCache::new(self.config.verify_cache_bytes);
-            drop(inner);
-            return self
-                .store
-                .slices_below(&mut cache, k, slices.iter().map(|s| s.prize_rank))
-                .map_err(CheckFailure::Store);
+    ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
+        let cache = {
+            let inner = self.lock();
+            inner
+                .open
+                .as_ref()
+                .filter(|o| o.k() == k)
+                .map(|o| Arc::clone(&o.below))
         };
-        open.dependencies(&self.store, slices)
+        // the layer completed meanwhile: its dependencies are still in the store
+        let cache = cache.unwrap_or_else(|| {
+            Arc::new(Mutex::new(gops_common::cache::SliceCache::new(
+                self.config.verify_cache_bytes,
+            )))
+        });
+        let mut cache = cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.store
+            .slices_below(&mut cache, k, slices.iter().map(|s| s.prize_rank))
             .map_err(CheckFailure::Store)
     }
 

@@ -3,18 +3,16 @@
 //! of the slices of the layer below that those re-solves read.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gops_common::cache::SliceCache;
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::{LayerSize, plan_shards_sized};
-use gops_common::slice::Slice;
 use gops_db::progress::LayerProgress;
 use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
 
-use crate::checks::Submitted;
 use crate::cluster::CoordinatorConfig;
 use crate::ledger::{LeaseLedger, Party};
 
@@ -36,7 +34,7 @@ pub struct OpenLayer {
     /// another party (its bytes are in the store's unconfirmed tree).
     pub unconfirmed: HashMap<u32, FirstCopy>,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
-    below: SliceCache,
+    pub below: Arc<Mutex<SliceCache>>,
 }
 
 impl OpenLayer {
@@ -67,21 +65,11 @@ impl OpenLayer {
                 .with_max_per_worker(config.max_leases_per_worker),
             stored_by: HashMap::new(),
             unconfirmed: HashMap::new(),
-            below: SliceCache::new(config.verify_cache_bytes),
+            below: Arc::new(Mutex::new(SliceCache::new(config.verify_cache_bytes))),
         })
     }
 
     pub fn k(&self) -> u8 {
         self.progress.k()
-    }
-
-    /// The slices of layer k - 1 that `fresh` slices read, from the cache or the store.
-    pub fn dependencies(
-        &mut self,
-        store: &Store,
-        fresh: &[Submitted],
-    ) -> Result<HashMap<u32, Arc<Slice>>, StoreError> {
-        let k = self.k();
-        store.slices_below(&mut self.below, k, fresh.iter().map(|s| s.prize_rank))
     }
 }

@@ -346,6 +346,13 @@ pub fn grpc_service(
 /// rather than lingering until TCP gives up (about 15 minutes) or forever when idle.
 const KEEPALIVE: Duration = Duration::from_secs(20);
 
+/// HTTP/2 streams one connection may have open at once (a worker uses a handful).
+const MAX_STREAMS_PER_CONNECTION: u32 = 64;
+
+/// The longest a call may take to be answered (a submission's checks included; a slice
+/// stream's own pace is bounded by [`FETCH_SEND_TIMEOUT`]).
+const CALL_LIMIT: Duration = Duration::from_secs(30 * 60);
+
 /// How long a stopping server waits for the calls in flight. A connection to a worker
 /// whose network died never finishes its graceful close, and would hold up the exit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -373,7 +380,10 @@ pub async fn serve_with_tls(
 ) -> Result<(), tonic::transport::Error> {
     let mut builder = Server::builder()
         .http2_keepalive_interval(Some(KEEPALIVE))
-        .http2_keepalive_timeout(Some(KEEPALIVE));
+        .http2_keepalive_timeout(Some(KEEPALIVE))
+        // one connection cannot open streams without end, nor hold a call for ever
+        .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
+        .timeout(CALL_LIMIT);
     if let Some(tls) = tls {
         // the handshake happens per connection on the accepted streams below, so the
         // custom incoming stream keeps its TCP_NODELAY
