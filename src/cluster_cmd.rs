@@ -103,6 +103,16 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::Runtime(format!("cannot start the async runtime: {e}")))
 }
 
+/// Resolves, with the reason, once the coordinator's store can no longer be written.
+async fn store_failure(core: Arc<Coordinator>) -> String {
+    loop {
+        if let Some(failure) = core.failure() {
+            return failure;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Resolves when SIGINT or SIGTERM arrives.
 async fn termination() {
     let ctrl_c = tokio::signal::ctrl_c();
@@ -217,6 +227,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         let signalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let shutdown = {
             let signalled = Arc::clone(&signalled);
+            let core = Arc::clone(&core);
             async move {
                 tokio::select! {
                     _ = termination() => {
@@ -224,12 +235,18 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                         info!("signal received; stopping (the db is consistent)");
                     }
                     _ = done => info!("run complete; stopping"),
+                    failure = store_failure(Arc::clone(&core)) => {
+                        error!(error = %failure, "stopping: the store cannot be written");
+                    }
                 }
             }
         };
         let served = serve_with_tls(listener, Arc::clone(&core), tokens, tls, Duration::from_secs(args.progress_secs), shutdown)
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
+        if let Some(failure) = core.failure() {
+            return Err(Failure::Runtime(failure));
+        }
         let (open_layer, stored) = core.position();
         info!(slices_stored = stored, slices_leased = core.leased_this_run(), complete = core.is_finished(), "coordinator stopped");
         served?;

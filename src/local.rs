@@ -229,12 +229,18 @@ pub fn fresh_token() -> String {
 }
 
 fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
+    if core.failure().is_some() {
+        return true;
+    }
     let (_, slices) = core.position();
     stop.flag.load(Ordering::SeqCst) || stop.after_slices.is_some_and(|b| slices >= b as u64)
 }
 
 /// How the run ended, from the coordinator's record of it.
 fn outcome(core: Coordinator, started: Instant) -> Result<(Store, SolveOutcome), LocalError> {
+    if let Some(failure) = core.failure() {
+        return Err(LocalError::Runtime(failure));
+    }
     let (position, slices_this_run) = core.position();
     let games = core.games_this_run();
     let store = core.into_store();

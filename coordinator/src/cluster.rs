@@ -157,6 +157,8 @@ struct Inner {
     refused_calls: u64,
     /// Copies of a slice whose digest differed from the stored one's.
     disagreements: u64,
+    /// Why the store can no longer be written (a full disk): the coordinator stops.
+    failure: Option<String>,
     /// Stop leasing after this many slices this run (tests of interruption).
     slice_budget: Option<u64>,
     /// Distinct (layer, prize rank) leased this run.
@@ -202,6 +204,7 @@ impl Coordinator {
                 rejected: 0,
                 refused_calls: 0,
                 disagreements: 0,
+                failure: None,
                 slice_budget: None,
                 leased: HashSet::new(),
             }),
@@ -557,7 +560,9 @@ impl Coordinator {
                 .filter_map(|(s, r)| r.map(|values| (s, values)))
                 .collect();
             // 3. store what is still missing, flushed, then record it
-            let round = self.store_checked(&mut inner, worker, &engine, checked, replaced)?;
+            let round = self
+                .store_checked(&mut inner, worker, &engine, checked, replaced)
+                .inspect_err(|e| Self::note_failure(&mut inner, e))?;
             outcome.stored += round.stored;
             outcome.duplicates += round.duplicates;
             outcome.held += round.held;
@@ -859,6 +864,23 @@ impl Coordinator {
         CoreError::Rejected(why)
     }
 
+    /// A write to the store failed: sled keeps failing after that, so the coordinator
+    /// stops (and a supervisor restarts it once the cause is mended). Nothing is lost:
+    /// what was acknowledged was flushed before.
+    fn note_failure(inner: &mut Inner, e: &CoreError) {
+        if let CoreError::Store(e @ (StoreError::DiskFull(_) | StoreError::Io(_))) = e {
+            if inner.failure.is_none() {
+                error!(error = %e, "the store cannot be written: stopping the coordinator");
+            }
+            inner.failure.get_or_insert_with(|| e.to_string());
+        }
+    }
+
+    /// Why the coordinator must stop, if a write to its store failed.
+    pub fn failure(&self) -> Option<String> {
+        self.lock().failure.clone()
+    }
+
     /// The status of the run: the store's, plus workers, rate and the open layer.
     pub fn status(&self, now: Instant) -> Result<ClusterStatus, CoreError> {
         let run = run_status(&self.store)?;
@@ -891,6 +913,7 @@ impl Coordinator {
             refused_calls: inner.refused_calls,
             disagreements: inner.disagreements,
             workers_registered: inner.workers.len() as u64,
+            failure: inner.failure.clone(),
         })
     }
 }

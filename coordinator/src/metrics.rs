@@ -107,6 +107,12 @@ pub fn render(core: &Coordinator) -> String {
     );
     gauge(
         &mut registry,
+        "store_failed",
+        "1 when the store cannot be written (a full disk): the coordinator is stopping",
+        f64::from(u8::from(status.failure.is_some())),
+    );
+    gauge(
+        &mut registry,
         "sessions_registered",
         "Worker sessions the coordinator holds, live or silent",
         status.workers_registered as f64,

@@ -40,6 +40,8 @@ pub struct ClusterStatus {
     pub disagreements: u64,
     /// Sessions the coordinator holds, live or silent (`workers` lists at most 1000).
     pub workers_registered: u64,
+    /// Why the coordinator is stopping, if its store cannot be written (a full disk).
+    pub failure: Option<String>,
 }
 
 impl ClusterStatus {
@@ -93,6 +95,7 @@ impl ClusterStatus {
             refused_calls: self.refused_calls,
             disagreements: self.disagreements,
             workers_registered: self.workers_registered,
+            failure: self.failure.clone(),
         }
     }
 
@@ -163,6 +166,7 @@ impl ClusterStatus {
             refused_calls: reply.refused_calls,
             disagreements: reply.disagreements,
             workers_registered: reply.workers_registered,
+            failure: reply.failure,
         })
     }
 }
@@ -225,6 +229,7 @@ mod tests {
             refused_calls: 2,
             disagreements: 3,
             workers_registered: 4,
+            failure: Some("the db's file system is full".into()),
         }
     }
 
@@ -275,6 +280,7 @@ mod tests {
             "\"refused_calls\"",
             "\"disagreements\"",
             "\"workers_registered\"",
+            "\"failure\"",
         ];
         let positions: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{json}");

@@ -119,6 +119,10 @@ pub enum StoreError {
     Version { found: u32 },
     #[error("storage error: {0}")]
     Io(String),
+    #[error(
+        "the db's file system is full ({0}): free space on it and start again (everything stored so far is kept and the run resumes)"
+    )]
+    DiskFull(String),
 }
 
 impl StoreError {
@@ -135,8 +139,17 @@ impl StoreError {
 fn io(e: sled::Error) -> StoreError {
     match e {
         sled::Error::Corruption { .. } => StoreError::Corrupt(e.to_string()),
+        sled::Error::Io(ref io) if is_disk_full(io) => StoreError::DiskFull(io.to_string()),
         other => StoreError::Io(other.to_string()),
     }
+}
+
+/// Whether an I/O error says the file system is full (sled wraps the original error, so
+/// its text is looked at too).
+fn is_disk_full(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || e.raw_os_error() == Some(28)
+        || e.to_string().contains("No space left on device")
 }
 
 /// The typed handle over one db directory.

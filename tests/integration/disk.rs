@@ -84,3 +84,83 @@ fn a_db_that_cannot_fit_is_refused_before_anything_is_created() {
     assert!(status["db_bytes"].as_u64().unwrap() > 0);
     assert!(status["estimated_db_bytes"].as_u64().unwrap() > 0);
 }
+
+impl SmallDisk {
+    /// Gives the file system `size` (space returning).
+    fn grow(&self, size: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.mount)
+            .status()
+            .unwrap();
+        assert!(status.success(), "remount {size}");
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_run_with_its_reason_and_the_run_resumes_once_space_returns() {
+    let Some(disk) = SmallDisk::new("full disk", "2m") else {
+        return;
+    };
+    let db = disk.path().join("db");
+    let db_arg = db.to_str().unwrap();
+    // the 10-card points game needs about 12 MB: a coordinator past the disk check on
+    // purpose fills the disk, names the cause and exits 1 (a supervisor restarts it)
+    let mut coordinator = crate::support::Proc::spawn(&[
+        "coordinator",
+        "--n",
+        "10",
+        "--db",
+        db_arg,
+        "--listen",
+        "127.0.0.1:0",
+        "--skip-disk-check",
+        "--lease-ms",
+        "2000",
+    ]);
+    let url = format!(
+        "http://{}",
+        crate::support::listening_address(&mut coordinator)
+    );
+    let worker = crate::support::Proc::spawn(&[
+        "worker",
+        "--coordinator",
+        &url,
+        "--threads",
+        "1",
+        "--give-up-secs",
+        "5",
+    ]);
+    let (code, lines) = coordinator.finish_code();
+    assert_eq!(code, Some(1), "{}", lines.join("\n"));
+    assert!(
+        lines.iter().any(|l| l.contains("file system is full")),
+        "{}",
+        lines.join("\n")
+    );
+    let _ = worker.finish_code();
+    // on the full disk, a solve says why it cannot go on
+    let args = [
+        "solve",
+        "--n",
+        "10",
+        "--db",
+        db_arg,
+        "--skip-disk-check",
+        "--no-first-moves",
+    ];
+    let out = gops(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("file system is full"),
+        "{}",
+        stderr(&out)
+    );
+    // space returns: the same command finishes the game, with the reference checksums
+    disk.grow("64m");
+    gops_ok(&args);
+    assert_eq!(
+        crate::support::checksums(&db),
+        crate::support::reference(10, "points")
+    );
+}
