@@ -5,6 +5,7 @@ mod cluster;
 mod disk;
 mod export;
 mod grpc;
+mod hostile;
 mod netns;
 mod policies;
 mod reference;
