@@ -290,3 +290,44 @@ fn a_coordinator_stopped_mid_run_exits_130_and_a_busy_port_leaves_no_db() {
         lines.join("\n")
     );
 }
+
+/// At least 20 `kill -9` at random moments, of workers and of the coordinator (restarted
+/// on the same address), during an 11-card solve: it ends with the reference checksums.
+#[test]
+fn a_storm_of_kill_9_ends_with_the_single_process_checksums() {
+    use rand::{Rng, SeedableRng};
+    let (_dir, db) = temp_db();
+    let (first, url) = coordinator(&db, 11, "127.0.0.1:0", &[]);
+    let address = url.trim_start_matches("http://").to_string();
+    let mut coord = Some(first);
+    let mut workers: Vec<Proc> = (0..3)
+        .map(|i| worker(&url, &["--name", &format!("w{i}")]))
+        .collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(20);
+    let (mut kills, mut coordinator_kills) = (0, 0);
+    while kills < 20 {
+        std::thread::sleep(Duration::from_millis(rng.random_range(150..500)));
+        if coord.as_mut().is_some_and(Proc::has_exited) {
+            break; // the run is complete
+        }
+        if rng.random_bool(0.3) {
+            coord.take().expect("running").kill();
+            coord = Some(coordinator(&db, 11, &address, &[]).0);
+            coordinator_kills += 1;
+        } else {
+            let i = rng.random_range(0..workers.len());
+            workers.swap_remove(i).kill();
+            workers.push(worker(&url, &["--name", &format!("w{}", kills + 3)]));
+        }
+        kills += 1;
+    }
+    assert!(kills >= 20, "the run was complete after {kills} kills");
+    assert!(coordinator_kills > 0);
+    for w in workers {
+        let (ok, lines) = w.finish();
+        assert!(ok, "worker failed:\n{}", lines.join("\n"));
+    }
+    let (ok, lines) = coord.expect("running").finish();
+    assert!(ok, "coordinator failed:\n{}", lines.join("\n"));
+    assert_eq!(checksums(&db), reference(11, "points"));
+}

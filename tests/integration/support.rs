@@ -268,6 +268,11 @@ impl Proc {
         assert!(status.success(), "kill -TERM failed");
     }
 
+    /// Whether the process has exited.
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     pub fn kill(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
