@@ -211,9 +211,7 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
                 layer_engine.insert(LayerEngine::new(core.n(), layer, core.objective()))
             }
         };
-        let below = core
-            .store()
-            .slices_below(&mut cache, layer, prize_ranks.iter().copied())?;
+        let below = core.slices_below(&mut cache, layer, &prize_ranks)?;
         let dependency = |prizes| &*below[&prize_rank(prizes)];
         let solved = solver.solve_shard(engine, &prize_ranks, &dependency)?;
         let submitted = solved.iter().map(|s| Submitted::solved(layer, s)).collect();

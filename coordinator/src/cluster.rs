@@ -159,6 +159,8 @@ struct Inner {
     disagreements: u64,
     /// Why the store can no longer be written (a full disk): the coordinator stops.
     failure: Option<String>,
+    /// Damaged slices solved again this run.
+    repaired: u64,
     /// Stop leasing after this many slices this run (tests of interruption).
     slice_budget: Option<u64>,
     /// Distinct (layer, prize rank) leased this run.
@@ -205,6 +207,7 @@ impl Coordinator {
                 refused_calls: 0,
                 disagreements: 0,
                 failure: None,
+                repaired: 0,
                 slice_budget: None,
                 leased: HashSet::new(),
             }),
@@ -482,9 +485,67 @@ impl Coordinator {
         Ok(())
     }
 
-    /// One slice of a layer [`Coordinator::check_fetch`] accepted, as stored.
+    /// One slice of a layer [`Coordinator::check_fetch`] accepted, as stored (solved
+    /// again first if its record is damaged).
     pub fn fetch_one(&self, layer: u8, rank: u32) -> Result<SliceBytes, CoreError> {
-        Ok(self.store.require_slice_bytes(layer, rank)?)
+        self.with_repairs(|| self.store.require_slice_bytes(layer, rank))
+    }
+
+    /// The slices of layer `k - 1` that the slices `ranks` of layer `k` read, through
+    /// `cache`, damaged ones solved again first.
+    pub fn slices_below(
+        &self,
+        cache: &mut gops_common::cache::SliceCache,
+        k: u8,
+        ranks: &[u32],
+    ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CoreError> {
+        self.with_repairs(|| self.store.slices_below(cache, k, ranks.iter().copied()))
+    }
+
+    /// Runs a read of the store; where it meets a damaged slice, solves that slice again
+    /// from the layer below (the engine is deterministic, so the new copy is the one
+    /// that was lost), stores it and reads again.
+    fn with_repairs<T>(
+        &self,
+        mut read: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, CoreError> {
+        // each repair mends one slice; a damaged slice below a damaged one is mended on
+        // the way
+        for _ in 0..64 {
+            match read() {
+                Err(StoreError::DamagedSlice { k, rank, why }) => self.repair(k, rank, &why)?,
+                other => return other.map_err(CoreError::from),
+            }
+        }
+        Err(StoreError::Corrupt("too many damaged slices in one read".into()).into())
+    }
+
+    /// Solves slice `rank` of layer `k` again from layer `k - 1` and stores it.
+    fn repair(&self, k: u8, rank: u32, why: &str) -> Result<(), CoreError> {
+        error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: solving it again");
+        let engine = LayerEngine::new(self.n(), k, self.objective());
+        let mut cache = gops_common::cache::SliceCache::new(self.config.verify_cache_bytes);
+        let below = loop {
+            match self.store.slices_below(&mut cache, k, [rank]) {
+                Err(StoreError::DamagedSlice {
+                    k: lower,
+                    rank: r,
+                    why,
+                }) if lower < k => self.repair(lower, r, &why)?,
+                other => break other?,
+            }
+        };
+        let dependency = |prizes| &*below[&gops_common::prizes::prize_rank(prizes)];
+        let solved = engine.solve_slice(rank, &dependency)?;
+        self.store
+            .put_slice_bytes(k, &[(rank, &solved.to_bytes())])?;
+        self.lock().repaired += 1;
+        info!(
+            layer = k,
+            slice = rank,
+            "damaged slice solved again and stored"
+        );
+        Ok(())
     }
 
     /// Validates and stores a worker's finished slices. All or nothing: one bad slice
@@ -631,9 +692,13 @@ impl Coordinator {
         let mut cache = cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.store
-            .slices_below(&mut cache, k, slices.iter().map(|s| s.prize_rank))
-            .map_err(CheckFailure::Store)
+        let ranks: Vec<u32> = slices.iter().map(|s| s.prize_rank).collect();
+        self.slices_below(&mut cache, k, &ranks)
+            .map_err(|e| match e {
+                CoreError::Store(e) => CheckFailure::Store(e),
+                CoreError::Engine(e) => CheckFailure::Engine(e),
+                other => CheckFailure::Store(StoreError::Io(other.to_string())),
+            })
     }
 
     /// Settles each disputed copy: re-checked in full, and, when it passes, the stored
@@ -914,6 +979,7 @@ impl Coordinator {
             disagreements: inner.disagreements,
             workers_registered: inner.workers.len() as u64,
             failure: inner.failure.clone(),
+            repaired_slices: inner.repaired,
         })
     }
 }

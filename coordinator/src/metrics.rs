@@ -107,6 +107,12 @@ pub fn render(core: &Coordinator) -> String {
     );
     gauge(
         &mut registry,
+        "slices_repaired",
+        "Damaged slices found and solved again this run",
+        status.repaired_slices as f64,
+    );
+    gauge(
+        &mut registry,
         "store_failed",
         "1 when the store cannot be written (a full disk): the coordinator is stopping",
         f64::from(u8::from(status.failure.is_some())),

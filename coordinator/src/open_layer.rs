@@ -12,6 +12,7 @@ use gops_common::plan::{LayerSize, plan_shards_sized};
 use gops_db::progress::LayerProgress;
 use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
+use tracing::error;
 
 use crate::cluster::CoordinatorConfig;
 use crate::ledger::{LeaseLedger, Party};
@@ -48,7 +49,12 @@ impl OpenLayer {
     ) -> Result<OpenLayer, StoreError> {
         let (n, objective): (u8, Objective) = (store.n(), store.objective());
         let size = LayerSize::of(n, k, objective);
-        let progress = LayerProgress::resume(store, size)?;
+        // a damaged slice of this layer is set aside: removed, and solved again
+        let (progress, damaged) = LayerProgress::resume_sparing(store, size)?;
+        for (rank, why) in damaged {
+            error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: removing it to solve it again");
+            store.remove_slice(k, rank)?;
+        }
         let shards = plan_shards_sized(
             &progress.missing(),
             size.games_per_slice(),

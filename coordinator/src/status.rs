@@ -42,6 +42,8 @@ pub struct ClusterStatus {
     pub workers_registered: u64,
     /// Why the coordinator is stopping, if its store cannot be written (a full disk).
     pub failure: Option<String>,
+    /// Damaged slices found and solved again this run.
+    pub repaired_slices: u64,
 }
 
 impl ClusterStatus {
@@ -96,6 +98,7 @@ impl ClusterStatus {
             disagreements: self.disagreements,
             workers_registered: self.workers_registered,
             failure: self.failure.clone(),
+            repaired_slices: self.repaired_slices,
         }
     }
 
@@ -167,6 +170,7 @@ impl ClusterStatus {
             disagreements: reply.disagreements,
             workers_registered: reply.workers_registered,
             failure: reply.failure,
+            repaired_slices: reply.repaired_slices,
         })
     }
 }
@@ -230,6 +234,7 @@ mod tests {
             disagreements: 3,
             workers_registered: 4,
             failure: Some("the db's file system is full".into()),
+            repaired_slices: 5,
         }
     }
 
@@ -281,6 +286,7 @@ mod tests {
             "\"disagreements\"",
             "\"workers_registered\"",
             "\"failure\"",
+            "\"repaired_slices\"",
         ];
         let positions: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{json}");

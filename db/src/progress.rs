@@ -34,9 +34,34 @@ impl LayerProgress {
     /// The progress of layer `size.k` as the store holds it (every stored slice is read
     /// and checked against its digest).
     pub fn resume(store: &Store, size: LayerSize) -> Result<LayerProgress, StoreError> {
+        let (progress, damaged) = LayerProgress::resume_sparing(store, size)?;
+        match damaged.first() {
+            Some(&(rank, ref why)) => Err(StoreError::DamagedSlice {
+                k: size.k,
+                rank,
+                why: why.clone(),
+            }),
+            None => Ok(progress),
+        }
+    }
+
+    /// [`LayerProgress::resume`], leaving out the stored slices that fail their digest
+    /// or shape: those are returned (rank and why) to be removed and solved again.
+    pub fn resume_sparing(
+        store: &Store,
+        size: LayerSize,
+    ) -> Result<(LayerProgress, Vec<(u32, String)>), StoreError> {
         let mut progress = LayerProgress::empty(size);
+        let mut damaged = Vec::new();
         for rank in store.stored_ranks(size.k)? {
-            let record = store.require_slice(size.k, rank)?;
+            let record = match store.require_slice(size.k, rank) {
+                Ok(record) => record,
+                Err(StoreError::DamagedSlice { why, .. }) => {
+                    damaged.push((rank, why));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             progress.record(
                 rank,
                 record.digest,
@@ -44,7 +69,7 @@ impl LayerProgress {
                 record.slice.values.len() as u64,
             );
         }
-        Ok(progress)
+        Ok((progress, damaged))
     }
 
     pub fn size(&self) -> &LayerSize {

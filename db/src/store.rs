@@ -113,6 +113,10 @@ pub enum StoreError {
     Locked(PathBuf),
     #[error("database is damaged: {0}")]
     Corrupt(String),
+    /// One slice's record fails its digest or its shape (or is missing from a layer that
+    /// must have it): it can be solved again from the layer below.
+    #[error("database is damaged: slice {rank} of layer {k}: {why}")]
+    DamagedSlice { k: u8, rank: u32, why: String },
     #[error(
         "database format version {found} is not supported by this build (expects {FORMAT_VERSION})"
     )]
@@ -392,7 +396,7 @@ impl Store {
             Some(bytes) => self
                 .decode_record(k, rank, &bytes)
                 .map(Some)
-                .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}"))),
+                .map_err(|why| StoreError::DamagedSlice { k, rank, why }),
         }
     }
 
@@ -403,7 +407,7 @@ impl Store {
         };
         split_record(&bytes)
             .map(Some)
-            .map_err(|why| StoreError::Corrupt(format!("slice {rank} of layer {k}: {why}")))
+            .map_err(|why| StoreError::DamagedSlice { k, rank, why })
     }
 
     /// [`Store::slice`] of a slice that must be there (a complete layer's, or one listed
@@ -533,7 +537,20 @@ impl Store {
 }
 
 fn missing_slice(k: u8, rank: u32) -> StoreError {
-    StoreError::Corrupt(format!("slice {rank} of layer {k} is missing"))
+    StoreError::DamagedSlice {
+        k,
+        rank,
+        why: "missing".into(),
+    }
+}
+
+impl Store {
+    /// Removes the slice of `rank` from layer `k` (a damaged one, to be solved again),
+    /// flushed.
+    pub fn remove_slice(&self, k: u8, rank: u32) -> Result<(), StoreError> {
+        self.slices.remove(slice_key(k, rank)).map_err(io)?;
+        self.flush()
+    }
 }
 
 /// Writes `bytes` to `path` and syncs them to the disk.

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cluster;
+mod damage;
 mod disk;
 mod export;
 mod grpc;
