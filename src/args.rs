@@ -16,9 +16,10 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Log filter for stderr (error, warn, info, debug, trace; or a tracing directive).
-    /// RUST_LOG overrides it.
-    #[arg(long, global = true, default_value = "info")]
-    pub log: String,
+    /// RUST_LOG overrides it. [default: info; warn for `solve` on a terminal, where the
+    /// progress bar shows the progress]
+    #[arg(long, global = true)]
+    pub log: Option<String>,
 }
 
 #[derive(Subcommand)]

@@ -318,7 +318,9 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         };
         info!(
             shards = summary.shards,
-            slices = summary.slices,
+            slices_stored = summary.slices,
+            slices_already_stored = summary.duplicates,
+            slices_held = summary.held,
             games = summary.games,
             rejected = summary.rejected,
             "worker done"

@@ -40,7 +40,12 @@ fn main() {
             std::process::exit(2);
         }
     };
-    progress::init_logging(&cli.log);
+    let level = cli.log.clone().unwrap_or_else(|| {
+        let solve_on_terminal = matches!(cli.command, Command::Solve(_))
+            && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        if solve_on_terminal { "warn" } else { "info" }.to_string()
+    });
+    progress::init_logging(&level);
     let result = match cli.command {
         Command::Solve(args) => solve_cmd::run(args),
         Command::Status(args) => status_cmd::status(args),

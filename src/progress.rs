@@ -3,7 +3,9 @@
 //! when stderr is a terminal.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use gops_common::plan::LayerSize;
 use gops_coordinator::observer::RunObserver;
@@ -85,18 +87,56 @@ pub fn spinner(prefix: &str) -> &'static ProgressBar {
     bar
 }
 
-/// A progress bar over the matrix games of the whole solve.
+/// A progress bar over the matrix games of the whole solve, with the games solved so
+/// far and an ETA from this run's own pace (none until the pace is known).
 pub struct BarObserver {
     bar: &'static ProgressBar,
     layer_games: Mutex<Vec<u64>>,
+    started: Instant,
+    /// Bar units (planned games) done before this run and by it.
+    units_before: AtomicU64,
+    units_this_run: AtomicU64,
+    /// Matrix games this run actually solved.
+    games: AtomicU64,
+}
+
+/// The ETA is shown once this much of the run is behind it...
+const ETA_AFTER: Duration = Duration::from_secs(3);
+/// ... and this fraction of the remaining work is done.
+const ETA_AFTER_FRACTION: f64 = 0.01;
+
+/// Remaining time at this run's pace: `None` until the pace is known.
+pub fn eta(elapsed: Duration, done: u64, remaining: u64, total: u64) -> Option<Duration> {
+    let enough = elapsed >= ETA_AFTER && done as f64 >= ETA_AFTER_FRACTION * total as f64;
+    (enough && done > 0).then(|| elapsed.mul_f64(remaining as f64 / done as f64))
+}
+
+/// A duration for people: `45s`, `3m 20s`, `2h 05m`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
 }
 
 impl BarObserver {
     pub fn new() -> BarObserver {
         let bar = shared_bar();
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg}",
+            )
+            .expect("valid template"),
+        );
         BarObserver {
             bar,
             layer_games: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            units_before: AtomicU64::new(0),
+            units_this_run: AtomicU64::new(0),
+            games: AtomicU64::new(0),
         }
     }
 
@@ -119,7 +159,7 @@ impl RunObserver for BarObserver {
             .sum();
         self.bar.set_length(total);
         self.bar.set_position(done);
-        self.bar.reset_eta();
+        self.units_before.store(done, Ordering::Relaxed);
     }
 
     fn layer_started(&self, size: &LayerSize, _already_stored: usize) {
@@ -128,10 +168,46 @@ impl RunObserver for BarObserver {
 
     fn shard_done(&self, k: u8, slices: usize, games: u64) {
         let per_slice = self.layer_games.lock().unwrap()[k as usize - 1];
-        self.bar.inc(per_slice * slices as u64);
-        self.bar
-            .set_message(format!("{} games", crate::output::count(games)));
+        let units = per_slice * slices as u64;
+        self.bar.inc(units);
+        let done = self.units_this_run.fetch_add(units, Ordering::Relaxed) + units;
+        let solved = self.games.fetch_add(games, Ordering::Relaxed) + games;
+        let total = self.bar.length().unwrap_or(0);
+        let before = self.units_before.load(Ordering::Relaxed);
+        let remaining = total.saturating_sub(before + done);
+        let eta = eta(
+            self.started.elapsed(),
+            done,
+            remaining,
+            total.saturating_sub(before),
+        )
+        .map_or_else(
+            || "ETA ...".to_string(),
+            |d| format!("ETA {}", human_duration(d)),
+        );
+        self.bar.set_message(format!(
+            "{} matrix games solved, {eta}",
+            crate::output::count(solved)
+        ));
     }
 
     fn layer_done(&self, _record: &LayerRecord) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_waits_for_a_known_pace_and_follows_it() {
+        let s = Duration::from_secs;
+        assert_eq!(eta(s(1), 50, 50, 100), None, "too early");
+        assert_eq!(eta(s(10), 0, 100, 100), None, "nothing done");
+        assert_eq!(eta(s(10), 0, 1_000, 100_000), None, "under 1 %");
+        assert_eq!(eta(s(10), 50, 50, 100), Some(s(10)));
+        assert_eq!(eta(s(4), 10, 90, 100), Some(s(36)));
+        assert_eq!(human_duration(s(45)), "45s");
+        assert_eq!(human_duration(s(200)), "3m 20s");
+        assert_eq!(human_duration(s(7500)), "2h 05m");
+    }
 }

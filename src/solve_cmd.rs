@@ -73,10 +73,12 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             args.db.display()
         ))),
         SolveOutcome::Complete(summary) => {
-            print_summary(&store, &summary, threads);
+            // what a player wants first: the value and the first moves
             if !args.no_first_moves {
                 print_first_moves(&store)?;
+                println!();
             }
+            print_summary(&store, &summary, threads);
             Ok(())
         }
     }
@@ -114,6 +116,11 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         ),
         None => println!("db {db_size}"),
     }
+    println!("per layer (k cards left in each hand): the prize sets (slices) and states stored,");
+    println!(
+        "the largest certificate gap of its matrix games (how far from exact a value may be),"
+    );
+    println!("and its checksum (equal checksums: bit-identical values; see RESULTS.md)");
     println!(
         "{:>3} {:>7} {:>14} {:>9}  checksum",
         "k", "slices", "states", "max_gap"

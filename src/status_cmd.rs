@@ -109,11 +109,41 @@ fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
         return Ok(());
     }
     print_status(&status.run);
+    print_cluster(&status);
+    Ok(())
+}
+
+/// What a coordinator adds to the table: the open layer's shards, the workers, the rate
+/// and whatever went wrong.
+fn print_cluster(status: &ClusterStatus) {
+    let shards = status.shards.unwrap_or_default();
     println!(
-        "open layer: {}; {} live workers; {} games/s this run",
+        "open layer: {}; shards {} pending, {} leased, {} done",
         status.open_layer.map_or("-".to_string(), |k| k.to_string()),
+        shards.pending,
+        shards.leased,
+        shards.done
+    );
+    println!(
+        "{} live workers ({} sessions held); {} games/s this run",
         status.workers.len(),
+        status.workers_registered,
         status.games_per_second as u64
     );
-    Ok(())
+    for w in &status.workers {
+        println!(
+            "  worker {} {:<20} {:>3} threads {:>8} slices {:>3} rejected",
+            w.id, w.name, w.threads, w.slices, w.rejected
+        );
+    }
+    println!(
+        "rejected submissions {}, calls with a wrong session key {}, disagreeing copies {}, damaged slices solved again {}",
+        status.rejected_submissions,
+        status.refused_calls,
+        status.disagreements,
+        status.repaired_slices
+    );
+    if let Some(failure) = &status.failure {
+        println!("stopping: {failure}");
+    }
 }

@@ -150,6 +150,8 @@ struct Inner {
     /// The first lease id of the next layer opened.
     next_lease: LeaseId,
     started: Instant,
+    /// When the last layer completed: rates stop there.
+    finished_at: Option<Instant>,
     slices_this_run: u64,
     games_this_run: u64,
     rejected: u64,
@@ -201,6 +203,7 @@ impl Coordinator {
                 workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
                 next_lease: LeaseId(first_id),
                 started: Instant::now(),
+                finished_at: None,
                 slices_this_run: 0,
                 games_this_run: 0,
                 rejected: 0,
@@ -305,6 +308,7 @@ impl Coordinator {
             return Ok(());
         }
         inner.open = None;
+        inner.finished_at.get_or_insert_with(Instant::now);
         info!("run complete");
         Ok(())
     }
@@ -622,7 +626,7 @@ impl Coordinator {
                 .collect();
             // 3. store what is still missing, flushed, then record it
             let round = self
-                .store_checked(&mut inner, worker, &engine, checked, replaced)
+                .store_checked(&mut inner, worker, &engine, checked, replaced, now)
                 .inspect_err(|e| Self::note_failure(&mut inner, e))?;
             outcome.stored += round.stored;
             outcome.duplicates += round.duplicates;
@@ -779,6 +783,7 @@ impl Coordinator {
         engine: &LayerEngine,
         checked: Vec<(Submitted, u64)>,
         replacements: Vec<(Submitted, u64)>,
+        now: Instant,
     ) -> Result<StoreRound, CoreError> {
         let mut round = StoreRound::default();
         let party = Self::party(inner, worker);
@@ -870,7 +875,7 @@ impl Coordinator {
             if first.is_some() {
                 self.store.remove_unconfirmed(k, rank)?;
             }
-            open.ledger.slice_stored(rank);
+            open.ledger.slice_stored(rank, now);
             let author = open
                 .stored_by
                 .insert(rank, worker)
@@ -887,7 +892,7 @@ impl Coordinator {
             if open.unconfirmed.remove(&rank).is_some() {
                 self.store.remove_unconfirmed(k, rank)?;
             }
-            open.ledger.slice_stored(rank);
+            open.ledger.slice_stored(rank, now);
             open.progress
                 .record(rank, s.bytes.digest, s.bytes.max_gap, values);
             open.stored_by.insert(rank, worker);
@@ -950,7 +955,9 @@ impl Coordinator {
     pub fn status(&self, now: Instant) -> Result<ClusterStatus, CoreError> {
         let run = run_status(&self.store)?;
         let inner = self.lock();
-        let elapsed = now.duration_since(inner.started).as_secs_f64().max(1e-9);
+        // a finished run's rates stay what they were at the end
+        let end = inner.finished_at.unwrap_or(now);
+        let elapsed = end.duration_since(inner.started).as_secs_f64().max(1e-9);
         let (open_layer, shards) = match &inner.open {
             Some(open) => {
                 let c = open.ledger.counts();

@@ -50,6 +50,8 @@ struct Shard {
     /// Parties that handed in a complete copy not yet confirmed (replicated
     /// verification): the shard's next lease goes to someone else.
     copied_by: Vec<Party>,
+    /// Since when the shard has been leased without a break.
+    leased_since: Option<Instant>,
 }
 
 /// Who counts as one source of a copy when shards are solved twice: a worker's session,
@@ -87,6 +89,10 @@ pub struct LeaseLedger {
     max_copies: usize,
     /// A worker holds at most this many live leases (one solving, one submitting).
     max_per_worker: usize,
+    /// Time from first lease to done of the shards finished so far, and their number:
+    /// a speculative copy is made only of a shard out for twice the mean.
+    finished_time: Duration,
+    finished: u32,
 }
 
 impl LeaseLedger {
@@ -103,6 +109,7 @@ impl LeaseLedger {
                 }
                 Shard {
                     copied_by: Vec::new(),
+                    leased_since: None,
                     missing: prize_ranks.len(),
                     state: if prize_ranks.is_empty() {
                         ShardState::Done
@@ -122,6 +129,8 @@ impl LeaseLedger {
             lease_duration,
             max_copies: 2,
             max_per_worker: 2,
+            finished_time: Duration::ZERO,
+            finished: 0,
         }
     }
 
@@ -158,6 +167,7 @@ impl LeaseLedger {
             ids.retain(|&id| id != lease_id);
             if ids.is_empty() {
                 shard.state = ShardState::Pending;
+                shard.leased_since = None;
             }
         }
     }
@@ -184,12 +194,17 @@ impl LeaseLedger {
             .shards
             .iter()
             .position(|s| s.state == ShardState::Pending && !s.copied_by.contains(&party));
+        let overdue = self.overdue_after();
         let chosen = pending.or_else(|| {
             self.shards.iter().position(|s| match &s.state {
                 ShardState::Leased(_) if s.copied_by.contains(&party) => false,
                 ShardState::Leased(ids) => {
                     ids.len() < self.max_copies
                         && ids.iter().all(|id| self.leases[id].worker != worker)
+                        && overdue.is_some_and(|after| {
+                            s.leased_since
+                                .is_some_and(|since| now.duration_since(since) >= after)
+                        })
                 }
                 _ => false,
             })
@@ -211,7 +226,10 @@ impl LeaseLedger {
         let shard = &mut self.shards[index];
         match &mut shard.state {
             ShardState::Leased(ids) => ids.push(lease_id),
-            state => *state = ShardState::Leased(vec![lease_id]),
+            state => {
+                *state = ShardState::Leased(vec![lease_id]);
+                shard.leased_since = Some(now);
+            }
         }
         Assignment::Shard {
             lease_id,
@@ -289,9 +307,16 @@ impl LeaseLedger {
         self.ranks.contains_key(&rank)
     }
 
-    /// Records that the slice of `rank` is stored. A rank stored already, or not of
-    /// this layer, changes nothing. Returns true when this completed its shard.
-    pub fn slice_stored(&mut self, rank: u32) -> bool {
+    /// How long a shard must have been out before an idle worker gets a speculative
+    /// copy of it: twice the mean time the finished shards took. `None` before any
+    /// shard is finished (nothing to go by: a dead worker's lease expires anyway).
+    fn overdue_after(&self) -> Option<Duration> {
+        (self.finished > 0).then(|| self.finished_time * 2 / self.finished)
+    }
+
+    /// Records that the slice of `rank` is stored at `now`. A rank stored already, or
+    /// not of this layer, changes nothing. Returns true when this completed its shard.
+    pub fn slice_stored(&mut self, rank: u32, now: Instant) -> bool {
         let Some((index, stored)) = self.ranks.get_mut(&rank) else {
             return false;
         };
@@ -304,6 +329,10 @@ impl LeaseLedger {
         shard.missing -= 1;
         if shard.missing > 0 {
             return false;
+        }
+        if let Some(since) = shard.leased_since.take() {
+            self.finished_time += now.duration_since(since);
+            self.finished += 1;
         }
         if let ShardState::Leased(ids) = std::mem::replace(&mut shard.state, ShardState::Done) {
             for id in ids {
@@ -441,38 +470,45 @@ mod tests {
     }
 
     #[test]
-    fn speculative_copies_only_when_nothing_is_pending() {
-        let (mut l, t0) = ledger();
-        for worker in 1..=3 {
+    fn speculative_copies_only_of_overdue_shards_when_nothing_is_pending() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut l = LeaseLedger::new(
+            vec![vec![0, 1], vec![2], vec![3, 4], vec![5]],
+            LEASE,
+            LeaseId(1),
+        );
+        for worker in 1..=4 {
             assert!(matches!(l.assign(W(worker), t0), Assignment::Shard { .. }));
         }
-        assert_eq!(
-            l.counts(),
-            LedgerCounts {
-                pending: 0,
-                leased: 3,
-                done: 0
-            }
-        );
-        // worker 4 gets a copy of the first shard; worker 1 never a copy of its own
-        let Assignment::Shard { prize_ranks, .. } = l.assign(W(4), t0) else {
+        assert_eq!(l.assign(W(5), t0), Assignment::Wait, "no pace known yet");
+        // the last shard took 10 ms: a copy of another waits until it is out for 20 ms
+        assert!(l.slice_stored(5, t0 + ms(10)));
+        assert_eq!(l.assign(W(5), t0 + ms(15)), Assignment::Wait, "not overdue");
+        let later = t0 + ms(25);
+        // worker 5 gets a copy of the first shard; worker 1 never a copy of its own
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(5), later) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![0, 1]);
-        let Assignment::Shard { prize_ranks, .. } = l.assign(W(1), t0) else {
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(1), later) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![2]);
-        let Assignment::Shard { prize_ranks, .. } = l.assign(W(5), t0) else {
+        let Assignment::Shard { prize_ranks, .. } = l.assign(W(6), later) else {
             panic!()
         };
         assert_eq!(prize_ranks, vec![3, 4]);
-        assert_eq!(l.assign(W(6), t0), Assignment::Wait, "two copies at most");
+        assert_eq!(
+            l.assign(W(7), later),
+            Assignment::Wait,
+            "two copies at most"
+        );
         // the first result wins: completing shard 0 ends both of its leases
-        assert!(!l.slice_stored(0));
-        assert!(l.slice_stored(1));
+        assert!(!l.slice_stored(0, later));
+        assert!(l.slice_stored(1, later));
         l.assert_consistent();
-        assert_eq!(l.counts().done, 1);
+        assert_eq!(l.counts().done, 2);
     }
 
     #[test]
@@ -482,12 +518,12 @@ mod tests {
             panic!()
         };
         assert!(
-            l.slice_stored(2),
+            l.slice_stored(2, t0),
             "a slice may arrive from an expired or foreign lease"
         );
         let before = format!("{:?}", l.counts());
-        assert!(!l.slice_stored(2));
-        assert!(!l.slice_stored(99), "not of this layer");
+        assert!(!l.slice_stored(2, t0));
+        assert!(!l.slice_stored(99, t0), "not of this layer");
         assert_eq!(format!("{:?}", l.counts()), before);
         l.release(W(2), lease_id); // not the holder: ignored
         assert_eq!(l.lease_ranks(W(1), lease_id), Some(&[0u32, 1][..]));
@@ -560,7 +596,7 @@ mod tests {
         let (mut l, t0) = ledger();
         for r in 0..5 {
             assert!(!l.is_done());
-            l.slice_stored(r);
+            l.slice_stored(r, t0);
         }
         assert!(l.is_done());
         assert_eq!(l.assign(W(1), t0), Assignment::LayerDone);
@@ -604,7 +640,7 @@ mod tests {
                     Op::Store(r) => {
                         let snapshot = format!("{:?}", l.counts());
                         let first = r < 10 && stored.insert(r);
-                        let completed = l.slice_stored(r);
+                        let completed = l.slice_stored(r, now);
                         if !first {
                             prop_assert!(!completed);
                             prop_assert_eq!(format!("{:?}", l.counts()), snapshot);

@@ -200,11 +200,14 @@ impl WorkerRegistry {
         self.workers.is_empty()
     }
 
-    /// Up to `limit` of the workers heard from within `within`, by id.
+    /// Up to `limit` of the workers heard from within `within` and not told that the
+    /// run is finished (those exit), by id.
     pub fn live(&self, now: Instant, within: Duration, limit: usize) -> Vec<WorkerStatus> {
         self.workers
             .iter()
-            .filter(|(_, w)| now.duration_since(w.last_seen) <= within)
+            .filter(|(id, w)| {
+                now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
+            })
             .take(limit)
             .map(|(id, w)| WorkerStatus {
                 id: id.0,
@@ -255,6 +258,8 @@ mod tests {
         assert!(!registry.all_told_finished(later, Duration::from_secs(5)));
         registry.told_finished(a);
         assert!(registry.all_told_finished(later, Duration::from_secs(5)));
+        // a worker told so exits: it is no longer live
+        assert!(registry.live(later, Duration::from_secs(5), 10).is_empty());
         assert!(!registry.all_told_finished(later, Duration::from_secs(60)));
     }
 

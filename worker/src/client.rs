@@ -49,7 +49,12 @@ pub struct WorkerConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkerSummary {
     pub shards: u64,
+    /// Slices the coordinator stored from this worker.
     pub slices: u64,
+    /// Slices it had already (another worker's copy came first).
+    pub duplicates: u64,
+    /// Slices held for another worker's copy to confirm (`--verify-mode replicate`).
+    pub held: u64,
     pub games: u64,
     pub rejected: u64,
 }

@@ -21,10 +21,20 @@ use crate::session::Session;
 
 /// How a submission ended.
 pub enum Submission {
-    Stored,
+    /// Handed in: how the coordinator counted the slices.
+    Stored(Counted),
     Rejected,
     /// The coordinator restarted and forgot this worker: these chunks are still to send.
     Forgotten(Vec<Vec<SliceData>>),
+}
+
+/// What the coordinator made of a shard's slices: stored, already stored (another
+/// worker's speculative copy won), or held until another worker's copy confirms them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    pub stored: u64,
+    pub duplicates: u64,
+    pub held: u64,
 }
 
 /// A shard whose submission is under way.
@@ -113,6 +123,7 @@ async fn send_chunks(
         caller,
         ..
     } = submitter;
+    let mut counted = Counted::default();
     while !chunks.is_empty() {
         let request = SubmitRequest {
             worker_id: caller.worker.0,
@@ -126,7 +137,10 @@ async fn send_chunks(
         })
         .await;
         match result {
-            Ok(Called::Done(_)) => {
+            Ok(Called::Done(reply)) => {
+                counted.stored += u64::from(reply.stored);
+                counted.duplicates += u64::from(reply.duplicates);
+                counted.held += u64::from(reply.held);
                 chunks.remove(0);
             }
             Ok(Called::Forgotten) => return Ok(Submission::Forgotten(chunks)),
@@ -137,7 +151,7 @@ async fn send_chunks(
             Err(e) => return Err(e),
         }
     }
-    Ok(Submission::Stored)
+    Ok(Submission::Stored(counted))
 }
 
 /// Waits for the submission in flight, if any, and accounts for it. A coordinator that
@@ -156,13 +170,18 @@ pub async fn settle(
         .await
         .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
     match outcome {
-        Submission::Stored => {
+        Submission::Stored(counted) => {
             summary.shards += 1;
-            summary.slices += shard.slices as u64;
+            summary.slices += counted.stored;
+            summary.duplicates += counted.duplicates;
+            summary.held += counted.held;
             summary.games += shard.games;
             info!(
                 layer = shard.layer,
                 slices = shard.slices,
+                stored = counted.stored,
+                already_stored = counted.duplicates,
+                held = counted.held,
                 games = shard.games,
                 seconds = format!("{:.2}", shard.started.elapsed().as_secs_f64()),
                 "shard done"
