@@ -457,6 +457,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
     ticks.tick().await;
+    let mut said_complete = false;
     loop {
         ticks.tick().await;
         let c = Arc::clone(&core);
@@ -465,7 +466,13 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
             continue;
         };
         let Some(layer) = status.open_layer else {
-            info!("run complete");
+            // once: what to do now, rather than the same line every few seconds
+            if !said_complete {
+                info!(
+                    "run complete: the db is done; stop this coordinator (Ctrl-C) to use it with value, strategy or export (--exit-when-done stops by itself)"
+                );
+                said_complete = true;
+            }
             continue;
         };
         let shards = status.shards.unwrap_or_default();

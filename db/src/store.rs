@@ -109,7 +109,9 @@ pub enum StoreError {
         want_n: u8,
         want_objective: String,
     },
-    #[error("database {0} is in use by another process")]
+    #[error(
+        "database {0} is in use by another process (a running `gops coordinator` or `gops solve`): stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), or ask a running coordinator with `gops status --coordinator URL`"
+    )]
     Locked(PathBuf),
     #[error("database is damaged: {0}")]
     Corrupt(String),
