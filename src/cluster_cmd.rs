@@ -213,10 +213,12 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 let mut finished_at = None;
                 loop {
                     if exit_when_done && core.is_finished() {
-                        // every live worker hears "finished" first (or a lease passes:
-                        // a silent worker has lost its lease by then anyway)
+                        // every live worker hears "finished" first: a worker still busy
+                        // with a shard someone else finished heartbeats, so it stays live
+                        // and is waited for (a silent one drops out after a lease); at
+                        // most ten leases, so no client can hold the exit for ever
                         let since = *finished_at.get_or_insert_with(std::time::Instant::now);
-                        if core.workers_released(std::time::Instant::now()) || since.elapsed() > lease {
+                        if core.workers_released(std::time::Instant::now()) || since.elapsed() > lease * 10 {
                             return;
                         }
                     }
