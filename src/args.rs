@@ -93,6 +93,11 @@ pub struct SolveArgs {
     /// Solve without the coordinator/worker protocol (to measure what it costs).
     #[arg(long, hide = true)]
     pub no_grpc: bool,
+    /// Serve the live dashboard of this solve at http://ADDR/ while it runs (e.g.
+    /// 127.0.0.1:0: any free port); its address, with the run's token, is printed on
+    /// stderr.
+    #[arg(long, value_name = "ADDR", conflicts_with = "no_grpc")]
+    pub dashboard: Option<std::net::SocketAddr>,
 }
 
 #[derive(Args)]

@@ -4,7 +4,8 @@
 //! coordinator lease, check and store the shards that an in-process loop solves. Either
 //! way the coordinator keeps the one record of the run's progress. Ctrl-C (or a slice
 //! budget, for tests) lets the shard in hand finish and be stored, then stops; the next
-//! run resumes from the store.
+//! run resumes from the store. The gRPC path can also serve the coordinator's dashboard,
+//! behind the run's fresh token.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +18,7 @@ use gops_common::prizes::prize_rank;
 use gops_common::shard::{ShardError, ShardSolver};
 use gops_coordinator::checks::Submitted;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome};
+use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::RunObserver;
 use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::{LayerRecord, Store, StoreError};
@@ -81,6 +83,8 @@ pub struct LocalRun {
     pub caches: CacheSplit,
     pub observer: Arc<dyn RunObserver + Send>,
     pub stop: Arc<StopSignal>,
+    /// Where to serve the dashboard (gRPC path only), bound already.
+    pub dashboard: Option<std::net::TcpListener>,
 }
 
 impl LocalRun {
@@ -111,8 +115,9 @@ struct WorkerSettings {
 
 /// Solves the store's game with an in-process coordinator and a worker of `threads`
 /// threads talking gRPC over loopback.
-pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
+pub fn solve_local(mut run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
     let started = Instant::now();
+    let dashboard = run.dashboard.take();
     let (core, settings, stop) = run.coordinator()?;
     let core = Arc::new(core);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -130,6 +135,20 @@ pub fn solve_local(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
         let (stop_server, server_stopped) = watch::channel(false);
         // loopback is shared with every user of the host: a fresh token keeps them out
         let token = fresh_token();
+        if let Some(listener) = dashboard {
+            // the same token guards the dashboard, wherever it is served: its URL carries it
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .map_err(|e| LocalError::Runtime(format!("cannot serve the dashboard: {e}")))?;
+            let at = listener
+                .local_addr()
+                .map_err(|e| LocalError::Runtime(e.to_string()))?;
+            crate::progress::eprint_line(&format!("dashboard: {}", dashboard_url(at, &token)));
+            tokio::spawn(serve_metrics(
+                listener,
+                Arc::clone(&core),
+                AccessTokens::shared(token.clone()),
+            ));
+        }
         let server = tokio::spawn(serve(
             listener,
             Arc::clone(&core),
@@ -220,6 +239,19 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
     outcome(core, started)
 }
 
+/// The dashboard's URL for a server bound to `at`, with `token`: an unspecified address
+/// (0.0.0.0, ::) is shown as this machine's loopback address, which it includes.
+pub fn dashboard_url(at: std::net::SocketAddr, token: &str) -> String {
+    let mut at = at;
+    if at.ip().is_unspecified() {
+        at.set_ip(match at.ip() {
+            std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    format!("http://{at}/?token={token}")
+}
+
 /// A token nobody can guess: 32 bytes of the operating system's randomness, in hex.
 pub fn fresh_token() -> String {
     let bytes: [u8; 32] = rand::random();
@@ -275,5 +307,22 @@ async fn wait_true(mut flag: watch::Receiver<bool>) {
         if flag.changed().await.is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dashboard_url_carries_the_token_and_a_reachable_address() {
+        let token = fresh_token();
+        assert_eq!(token.len(), 64);
+        assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+        let url = |at: &str| dashboard_url(at.parse().unwrap(), "ab12");
+        assert_eq!(url("127.0.0.1:8080"), "http://127.0.0.1:8080/?token=ab12");
+        assert_eq!(url("0.0.0.0:81"), "http://127.0.0.1:81/?token=ab12");
+        assert_eq!(url("[::]:81"), "http://[::1]:81/?token=ab12");
+        assert_eq!(url("10.1.2.3:9"), "http://10.1.2.3:9/?token=ab12");
     }
 }

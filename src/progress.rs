@@ -51,6 +51,11 @@ pub fn init_logging(level: &str) {
         .init();
 }
 
+/// Writes one line to stderr, above the progress bar if there is one.
+pub fn eprint_line(line: &str) {
+    let _ = LogWriter.write_all(format!("{line}\n").as_bytes());
+}
+
 /// The process's one progress bar (log lines are written above it).
 fn shared_bar() -> &'static ProgressBar {
     BAR.get_or_init(|| {

@@ -1,5 +1,6 @@
-//! `gops solve`: solve a game into a db on this machine, with a progress bar, Ctrl-C to
-//! stop (a second run resumes), and a summary with the first-move strategies at the end.
+//! `gops solve`: solve a game into a db on this machine, with a progress bar (and, with
+//! `--dashboard`, the live dashboard), Ctrl-C to stop (a second run resumes), and a
+//! summary with the first-move strategies at the end.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -32,6 +33,8 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         )));
     }
     crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
+    // bound before the store is opened: a busy port must not leave a new db behind
+    let dashboard = args.dashboard.map(bind_dashboard).transpose()?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
     let stop = Arc::new(StopSignal {
         after_slices: args.stop_after_slices,
@@ -56,6 +59,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         caches,
         observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),
+        dashboard,
     };
     let driver = if args.no_grpc {
         solve_direct
@@ -82,6 +86,13 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             Ok(())
         }
     }
+}
+
+/// The listener of `--dashboard`; an address that cannot be bound is bad input.
+fn bind_dashboard(addr: std::net::SocketAddr) -> Result<std::net::TcpListener, Failure> {
+    std::net::TcpListener::bind(addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| Failure::Usage(format!("cannot serve the dashboard on {addr}: {e}")))
 }
 
 fn local_failure(e: LocalError) -> Failure {

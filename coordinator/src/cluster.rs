@@ -6,13 +6,16 @@
 //! (outside the lock), resolves a disagreement with a stored copy by re-checking both in
 //! full, stores flushed, and completes the layer when its last slice arrives, which opens
 //! the next. The gRPC handlers in [`crate::service`] only convert messages and call these.
+//! What matters to an operator on the way (a layer complete, a worker joined, a lease
+//! expired, a submission rejected, ...) is also kept in a bounded [`EventLog`] that the
+//! dashboard shows.
 //!
 //! Everything needed to resume is in the store: on start the coordinator finds the first
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use gops_common::engine::{EngineError, LayerEngine};
 use gops_common::objective::Objective;
@@ -28,11 +31,12 @@ use crate::checks::{
     CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
     sort_submission,
 };
+use crate::events::{EventKind, EventLog, unix_ms};
 use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
 use crate::open_layer::{FirstCopy, OpenLayer};
 use crate::registry::{Credential, Refusal, WorkerRegistry};
-use crate::status::{ClusterStatus, ShardCounts};
+use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
 /// Timings and checks of a coordinator; tests use millisecond leases.
 #[derive(Clone, Debug)]
@@ -167,11 +171,15 @@ struct Inner {
     slice_budget: Option<u64>,
     /// Distinct (layer, prize rank) leased this run.
     leased: HashSet<(u8, u32)>,
+    /// The last events, for the dashboard.
+    events: EventLog,
 }
 
 pub struct Coordinator {
     store: Store,
     config: CoordinatorConfig,
+    /// Matrix games of each layer, lowest first (for the estimate of the time left).
+    layer_games: Vec<u64>,
     inner: Mutex<Inner>,
     observer: Arc<dyn RunObserver + Send>,
 }
@@ -195,9 +203,11 @@ impl Coordinator {
         // first copies of a previous run wait for sessions that are gone: solved again
         store.clear_unconfirmed()?;
         let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
+        let layer_games = plan.iter().map(|(size, _)| size.games).collect();
         let coordinator = Coordinator {
             store,
             config,
+            layer_games,
             inner: Mutex::new(Inner {
                 open: None,
                 workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
@@ -213,6 +223,7 @@ impl Coordinator {
                 repaired: 0,
                 slice_budget: None,
                 leased: HashSet::new(),
+                events: EventLog::default(),
             }),
             observer,
         };
@@ -310,6 +321,10 @@ impl Coordinator {
         inner.open = None;
         inner.finished_at.get_or_insert_with(Instant::now);
         info!("run complete");
+        inner.events.record_now(
+            EventKind::RunComplete,
+            format!("run complete: all {} layers solved", self.n()),
+        );
         Ok(())
     }
 
@@ -322,6 +337,13 @@ impl Coordinator {
             StoreError::Corrupt(format!("layer {} completed with slices missing", open.k()))
         })?;
         info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
+        inner.events.record_now(
+            EventKind::LayerComplete,
+            format!(
+                "layer {} complete: {} slices, checksum {}",
+                record.k, record.slices, record.checksum
+            ),
+        );
         self.observer.layer_done(&record);
         inner.next_lease = inner.next_lease.max(open.ledger.next_lease_id());
         inner.open = None;
@@ -356,7 +378,21 @@ impl Coordinator {
             Refusal::Unknown | Refusal::WrongKey => unreachable!("join does not authenticate"),
         })?;
         info!(worker = %worker, name = inner.workers.name(worker).unwrap_or(""), threads, "worker joined");
+        let message = format!(
+            "{} joined with {threads} thread{}",
+            Self::who(&inner, worker),
+            if threads == 1 { "" } else { "s" }
+        );
+        inner.events.record_now(EventKind::WorkerJoined, message);
         Ok(Caller { worker, key })
+    }
+
+    /// A worker as events name it: its name and id.
+    fn who(inner: &Inner, worker: WorkerId) -> String {
+        match inner.workers.name(worker) {
+            Some(name) => format!("worker {name:?} ({worker})"),
+            None => format!("worker {worker}"),
+        }
     }
 
     /// How long a silent session is kept: its leases expired long before.
@@ -372,6 +408,11 @@ impl Coordinator {
             Err(Refusal::WrongKey) => {
                 inner.refused_calls += 1;
                 warn!(worker = %caller.worker, "call with a wrong session key refused");
+                let message = format!(
+                    "a call in the name of {} with a wrong session key refused",
+                    Self::who(inner, caller.worker)
+                );
+                inner.events.record_now(EventKind::CallRefused, message);
                 Err(CoreError::WrongSession(caller.worker))
             }
             Err(_) => Err(CoreError::UnknownWorker(caller.worker)),
@@ -404,10 +445,17 @@ impl Coordinator {
             return Ok(LeaseOutcome::Finished);
         };
         let k = open.k();
-        for (lease_id, holder) in open.ledger.expire(now) {
+        let expired = open.ledger.expire(now);
+        let assignment = open.ledger.assign_to(worker, party, now);
+        for (lease_id, holder) in expired {
             warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");
+            let message = format!(
+                "lease {lease_id} of {} in layer {k} expired: no heartbeat in time (worker lost or silent); its shard is leased again",
+                Self::who(&inner, holder)
+            );
+            inner.events.record_now(EventKind::LeaseExpired, message);
         }
-        Ok(match open.ledger.assign_to(worker, party, now) {
+        Ok(match assignment {
             Assignment::Shard {
                 lease_id,
                 prize_ranks,
@@ -543,7 +591,14 @@ impl Coordinator {
         let solved = engine.solve_slice(rank, &dependency)?;
         self.store
             .put_slice_bytes(k, &[(rank, &solved.to_bytes())])?;
-        self.lock().repaired += 1;
+        {
+            let mut inner = self.lock();
+            inner.repaired += 1;
+            inner.events.record_now(
+                EventKind::SliceRepaired,
+                format!("slice {rank} of layer {k} was damaged ({why}): solved again and stored"),
+            );
+        }
         info!(
             layer = k,
             slice = rank,
@@ -638,6 +693,9 @@ impl Coordinator {
             let why = Rejection::DiffersFromStored { rank: s.prize_rank };
             return Err(self.reject(&mut inner, worker, lease_id, why));
         }
+        if outcome.stored + outcome.held > 0 {
+            self.lock().workers.credit_shard(worker);
+        }
         Ok(outcome)
     }
 
@@ -717,9 +775,18 @@ impl Coordinator {
             return Ok(Vec::new());
         }
         let k = engine.k();
-        self.lock().disagreements += disputed.len() as u64;
-        for s in disputed {
-            warn!(worker = %worker, layer = k, slice = s.prize_rank, "two copies of a slice differ: re-checking both in full");
+        {
+            let mut inner = self.lock();
+            inner.disagreements += disputed.len() as u64;
+            for s in disputed {
+                warn!(worker = %worker, layer = k, slice = s.prize_rank, "two copies of a slice differ: re-checking both in full");
+                let message = format!(
+                    "the copy of slice {} of layer {k} from {} differs from another copy: re-checking both in full",
+                    s.prize_rank,
+                    Self::who(&inner, worker)
+                );
+                inner.events.record_now(EventKind::Disagreement, message);
+            }
         }
         let new_values = self.check_submitted(engine, disputed, 1.0)?;
         let mut stored_copies = Vec::with_capacity(disputed.len());
@@ -813,7 +880,8 @@ impl Coordinator {
         }
         // replicated verification: a first copy waits for another party's, and only a
         // matching second copy is stored
-        let mut confirmed_by: HashMap<u32, WorkerId> = HashMap::new();
+        // the first copy's worker and the games of its slice
+        let mut confirmed_by: HashMap<u32, (WorkerId, u64)> = HashMap::new();
         if self.config.replicate {
             let mut to_store = Vec::new();
             let mut held = Vec::new();
@@ -825,7 +893,7 @@ impl Coordinator {
                         round.duplicates += 1;
                     }
                     Some(first) if first.digest == s.bytes.digest => {
-                        confirmed_by.insert(rank, first.worker);
+                        confirmed_by.insert(rank, (first.worker, s.bytes.games));
                         to_store.push((s, values));
                     }
                     Some(_) => round.raced.push(s),
@@ -903,12 +971,12 @@ impl Coordinator {
         for author in blamed {
             inner.workers.blame(author);
         }
-        for (_, first) in confirmed_by {
-            inner.workers.credit(first, 1);
+        for (_, (first, first_games)) in confirmed_by {
+            inner.workers.credit(first, 1, first_games);
         }
         inner.slices_this_run += u64::from(round.stored);
         inner.games_this_run = inner.games_this_run.saturating_add(games);
-        inner.workers.credit(worker, u64::from(round.stored));
+        inner.workers.credit(worker, u64::from(round.stored), games);
         if round.stored > 0 {
             self.observer.shard_done(k, round.stored as usize, games);
         }
@@ -926,6 +994,13 @@ impl Coordinator {
         why: Rejection,
     ) -> CoreError {
         warn!(worker = %worker, lease = %lease_id, reason = %why, "submission rejected");
+        let message = format!(
+            "submission of {} (lease {lease_id}) rejected: {why}",
+            Self::who(inner, worker)
+        );
+        inner
+            .events
+            .record_now(EventKind::SubmissionRejected, message);
         inner.rejected += 1;
         inner.workers.blame(worker);
         if let Some(open) = inner.open.as_mut() {
@@ -941,6 +1016,10 @@ impl Coordinator {
         if let CoreError::Store(e @ (StoreError::DiskFull(_) | StoreError::Io(_))) = e {
             if inner.failure.is_none() {
                 error!(error = %e, "the store cannot be written: stopping the coordinator");
+                inner.events.record_now(
+                    EventKind::StoreFailed,
+                    format!("the store cannot be written ({e}): the coordinator stops"),
+                );
             }
             inner.failure.get_or_insert_with(|| e.to_string());
         }
@@ -955,9 +1034,40 @@ impl Coordinator {
     pub fn status(&self, now: Instant) -> Result<ClusterStatus, CoreError> {
         let run = run_status(&self.store)?;
         let inner = self.lock();
+        Ok(self.status_of(&inner, run, now))
+    }
+
+    /// [`Coordinator::status`] with what the dashboard adds: the estimate of what is
+    /// left, the uptime and the recent events, all read under one lock.
+    pub fn live_status(&self, now: Instant) -> Result<LiveStatus, CoreError> {
+        let run = run_status(&self.store)?;
+        let inner = self.lock();
+        let cluster = self.status_of(&inner, run, now);
+        let left = games_left(&cluster.run.layers, &self.layer_games);
+        Ok(LiveStatus {
+            layer_games: self.layer_games.clone(),
+            games_this_run: inner.games_this_run,
+            games_left: left,
+            eta_seconds: eta_seconds(left, cluster.games_per_second),
+            uptime_seconds: now.saturating_duration_since(inner.started).as_secs_f64(),
+            now_unix_ms: unix_ms(SystemTime::now()),
+            events: inner.events.recent(),
+            cluster,
+        })
+    }
+
+    fn status_of(
+        &self,
+        inner: &Inner,
+        run: gops_db::status::RunStatus,
+        now: Instant,
+    ) -> ClusterStatus {
         // a finished run's rates stay what they were at the end
         let end = inner.finished_at.unwrap_or(now);
-        let elapsed = end.duration_since(inner.started).as_secs_f64().max(1e-9);
+        let elapsed = end
+            .saturating_duration_since(inner.started)
+            .as_secs_f64()
+            .max(1e-9);
         let (open_layer, shards) = match &inner.open {
             Some(open) => {
                 let c = open.ledger.counts();
@@ -972,7 +1082,7 @@ impl Coordinator {
             }
             None => (None, None),
         };
-        Ok(ClusterStatus {
+        ClusterStatus {
             run,
             open_layer,
             shards,
@@ -987,6 +1097,6 @@ impl Coordinator {
             workers_registered: inner.workers.len() as u64,
             failure: inner.failure.clone(),
             repaired_slices: inner.repaired,
-        })
+        }
     }
 }

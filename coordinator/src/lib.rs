@@ -12,10 +12,15 @@
 //! - [`status`]: the run's status, typed end to end (and its protocol message).
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
-//! - [`metrics`]: Prometheus metrics rendered from the status, and their HTTP server.
+//! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
+//! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
+//!   serves them and the dashboard.
+//! - [`dashboard`]: the live dashboard page, `GET /api/status`, and who may read them.
 
 pub mod checks;
 pub mod cluster;
+pub mod dashboard;
+pub mod events;
 pub mod ledger;
 pub mod metrics;
 pub mod observer;

@@ -1,7 +1,7 @@
 //! Prometheus metrics of a coordinator, rendered from its status on each scrape, and
-//! the HTTP server (axum on hyper, HTTP/1.1) that answers `GET /metrics`: an optional
-//! bearer token, a time limit on every connection, and an accept loop that outlives
-//! accept errors.
+//! the HTTP server (axum on hyper, HTTP/1.1) that answers `GET /metrics` and the
+//! dashboard's `GET /` and `GET /api/status` ([`crate::dashboard`]): an optional token,
+//! a time limit on every connection, and an accept loop that outlives accept errors.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 use crate::cluster::Coordinator;
+use crate::dashboard;
 use crate::service::AccessTokens;
 
 /// The metrics in the Prometheus text format.
@@ -162,16 +163,18 @@ const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 /// The content type of what [`render`] writes (the OpenMetrics text format).
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// What the `/metrics` handler needs.
-struct Shared {
-    core: Arc<Coordinator>,
-    /// The coordinator's tokens: any of them reads the metrics.
-    tokens: AccessTokens,
+/// What the handlers need.
+pub(crate) struct Shared {
+    pub(crate) core: Arc<Coordinator>,
+    /// The coordinator's tokens: any of them reads the metrics and the dashboard.
+    pub(crate) tokens: AccessTokens,
 }
 
-/// Serves `GET /metrics` on `listener` until the task is dropped; with a token, only to
-/// requests that carry `Authorization: Bearer <token>`. Each connection answers one
-/// request within [`CONNECTION_LIMIT`]; accept errors are logged and the loop goes on.
+/// Serves `GET /metrics`, the dashboard (`GET /`) and its data (`GET /api/status`) on
+/// `listener` until the task is dropped; with a token, only to requests that carry it
+/// (`/metrics`: `Authorization: Bearer <token>`; the dashboard also takes it as a Basic
+/// password or `?token=`). Each connection answers one request within
+/// [`CONNECTION_LIMIT`]; accept errors are logged and the loop goes on.
 pub async fn serve_metrics(
     listener: TcpListener,
     core: Arc<Coordinator>,
@@ -188,7 +191,7 @@ pub async fn serve_metrics_within(
     limit: Duration,
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
-    info!(%addr, token = !tokens.is_empty(), "metrics at /metrics");
+    info!(%addr, url = %format!("http://{addr}/"), token = !tokens.is_empty(), "dashboard at /, metrics at /metrics");
     let app = router(core, tokens);
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -219,12 +222,25 @@ pub async fn serve_metrics_within(
     }
 }
 
-/// The routes: `GET /metrics`; any other path is 404, another method 405.
+/// The routes: `GET /metrics`, `GET /` and `GET /api/status`; any other path is 404,
+/// another method 405.
 fn router(core: Arc<Coordinator>, tokens: AccessTokens) -> Router {
     let shared = Arc::new(Shared { core, tokens });
     Router::new()
         .route("/metrics", get(metrics))
+        .route("/", get(dashboard::serve_page))
+        .route("/api/status", get(dashboard::serve_status))
+        .fallback(not_found)
         .with_state(shared)
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "not found: this server answers /, /api/status and /metrics\n",
+    )
+        .into_response()
 }
 
 async fn metrics(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

@@ -1,13 +1,13 @@
-//! The workers a coordinator knows: the ids handed out at `Hello`, when each was last
-//! heard from, what it stored, how many of its submissions were rejected, and whether it
-//! has been told that the run is finished.
+//! The workers a coordinator knows: the ids handed out at `Hello`, when each joined and
+//! was last heard from, what it stored (shards, slices, matrix games), how many of its
+//! submissions were rejected, and whether it has been told that the run is finished.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use gops_proto::ids::{Caller, SessionKey, WorkerId};
 
-use crate::status::WorkerStatus;
+use crate::status::{WorkerActivity, WorkerStatus};
 
 /// Which of the coordinator's tokens a client presented, when it holds one token per
 /// worker (a token file of several lines). Standing lost under a credential stays lost
@@ -21,8 +21,13 @@ struct WorkerEntry {
     threads: u32,
     key: SessionKey,
     credential: Option<Credential>,
+    joined: Instant,
     last_seen: Instant,
+    /// Submissions that stored (or, replicated, handed in) at least one new slice.
+    shards: u64,
     slices: u64,
+    /// Matrix games of the slices it stored.
+    games: u64,
     rejected: u64,
 }
 
@@ -98,8 +103,11 @@ impl WorkerRegistry {
                 threads,
                 key,
                 credential,
+                joined: now,
                 last_seen: now,
+                shards: 0,
                 slices: 0,
+                games: 0,
                 rejected: 0,
             },
         );
@@ -161,10 +169,18 @@ impl WorkerRegistry {
         self.workers.get(&id).and_then(|w| w.credential)
     }
 
-    /// Credits `id` with stored slices.
-    pub fn credit(&mut self, id: WorkerId, slices: u64) {
+    /// Credits `id` with stored slices and their matrix games.
+    pub fn credit(&mut self, id: WorkerId, slices: u64, games: u64) {
         if let Some(w) = self.workers.get_mut(&id) {
             w.slices += slices;
+            w.games = w.games.saturating_add(games);
+        }
+    }
+
+    /// Credits `id` with a shard done: a submission that brought new slices.
+    pub fn credit_shard(&mut self, id: WorkerId) {
+        if let Some(w) = self.workers.get_mut(&id) {
+            w.shards += 1;
         }
     }
 
@@ -200,8 +216,8 @@ impl WorkerRegistry {
         self.workers.is_empty()
     }
 
-    /// Up to `limit` of the workers heard from within `within` and not told that the
-    /// run is finished (those exit), by id.
+    /// Up to `limit` of the workers heard from within `within` and not told that the run is finished (those exit), by id, with their
+    /// activity (shards, games, games per second since they joined, silence).
     pub fn live(&self, now: Instant, within: Duration, limit: usize) -> Vec<WorkerStatus> {
         self.workers
             .iter()
@@ -209,12 +225,27 @@ impl WorkerRegistry {
                 now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
             })
             .take(limit)
-            .map(|(id, w)| WorkerStatus {
-                id: id.0,
-                name: w.name.clone(),
-                threads: w.threads,
-                slices: w.slices,
-                rejected: w.rejected,
+            .map(|(id, w)| {
+                let lifetime = now.saturating_duration_since(w.joined).as_secs_f64();
+                WorkerStatus {
+                    id: id.0,
+                    name: w.name.clone(),
+                    threads: w.threads,
+                    slices: w.slices,
+                    rejected: w.rejected,
+                    activity: Some(WorkerActivity {
+                        shards: w.shards,
+                        games: w.games,
+                        games_per_second: if lifetime > 0.0 {
+                            w.games as f64 / lifetime
+                        } else {
+                            0.0
+                        },
+                        seconds_since_heard: now
+                            .saturating_duration_since(w.last_seen)
+                            .as_secs_f64(),
+                    }),
+                }
             })
             .collect()
     }
@@ -245,14 +276,24 @@ mod tests {
             registry.authenticate(&caller(WorkerId(99)), t0),
             Err(Refusal::Unknown)
         );
-        registry.credit(a, 5);
+        registry.credit(a, 5, 2_000);
+        registry.credit(a, 1, 500);
+        registry.credit_shard(a);
+        registry.credit_shard(a);
         registry.blame(b);
         let later = t0 + Duration::from_secs(10);
         assert!(registry.authenticate(&caller(a), later).is_ok());
         let live = registry.live(later, Duration::from_secs(5), 10);
         assert_eq!(live.len(), 1);
-        assert_eq!((live[0].id, live[0].slices), (7, 5));
+        assert_eq!((live[0].id, live[0].slices), (7, 6));
         assert_eq!(live[0].rejected, 0);
+        let activity = live[0].activity.as_ref().unwrap();
+        assert_eq!((activity.shards, activity.games), (2, 2_500));
+        // 2,500 games in the 10 s since it joined, heard from just now
+        assert_eq!(activity.games_per_second, 250.0);
+        assert_eq!(activity.seconds_since_heard, 0.0);
+        let quiet = registry.live(later + Duration::from_secs(3), Duration::from_secs(5), 10);
+        assert_eq!(quiet[0].activity.as_ref().unwrap().seconds_since_heard, 3.0);
         assert!(registry.live(later, Duration::from_secs(60), 1).len() == 1);
         // b is silent: only a must hear that the run is finished
         assert!(!registry.all_told_finished(later, Duration::from_secs(5)));

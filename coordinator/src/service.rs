@@ -275,6 +275,13 @@ impl AccessTokens {
         self.is_empty() || self.matching(given).is_some()
     }
 
+    /// Whether `token` itself (not an `authorization` value: a password or a query
+    /// parameter) is an accepted token, or no token is needed. Constant time, as
+    /// [`AccessTokens::admits`].
+    pub fn admits_token(&self, token: &[u8]) -> bool {
+        self.admits(&[b"Bearer ".as_slice(), token].concat())
+    }
+
     /// The index of the token `given` (the whole `authorization` value) presents.
     fn matching(&self, given: &[u8]) -> Option<usize> {
         // every token is compared, so the time does not say which one matched

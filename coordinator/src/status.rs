@@ -1,10 +1,15 @@
 //! The status of a coordinator's run: the store's [`RunStatus`] plus the open layer's
 //! shards, the live workers and the rates, as one typed value from the coordinator to
-//! `gops status --coordinator`, converted to and from its protocol message here.
+//! `gops status --coordinator`, converted to and from its protocol message here; and
+//! [`LiveStatus`], that status with what only the coordinator's own process shows (each
+//! worker's activity, an estimate of the time left, the recent events), which the
+//! dashboard's `GET /api/status` serves.
 
 use gops_db::status::{LayerStatus, RunStatus};
 use gops_proto::v1;
 use serde::Serialize;
+
+use crate::events::Event;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ShardCounts {
@@ -14,13 +19,29 @@ pub struct ShardCounts {
 }
 
 /// A live worker as `status` shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WorkerStatus {
     pub id: u64,
     pub name: String,
     pub threads: u32,
     pub slices: u64,
     pub rejected: u64,
+    /// Known in the coordinator's process only: not on the wire (so not in `gops status
+    /// --coordinator`), and its fields are left out of the JSON when absent.
+    #[serde(flatten)]
+    pub activity: Option<WorkerActivity>,
+}
+
+/// What a worker did and when it was last heard from, as the dashboard shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkerActivity {
+    /// Submissions that brought new slices.
+    pub shards: u64,
+    /// Matrix games of the slices it stored.
+    pub games: u64,
+    /// `games` over the time since it joined.
+    pub games_per_second: f64,
+    pub seconds_since_heard: f64,
 }
 
 /// `status --coordinator --json`: DESIGN §6's fields, then the cluster's.
@@ -161,6 +182,7 @@ impl ClusterStatus {
                     threads: w.threads,
                     slices: w.slices,
                     rejected: w.rejected,
+                    activity: None,
                 })
                 .collect(),
             slices_per_second: reply.slices_per_second,
@@ -172,6 +194,56 @@ impl ClusterStatus {
             failure: reply.failure,
             repaired_slices: reply.repaired_slices,
         })
+    }
+}
+
+/// `GET /api/status`: the [`ClusterStatus`] (its fields first, the workers with their
+/// activity) and what the dashboard adds to it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiveStatus {
+    #[serde(flatten)]
+    pub cluster: ClusterStatus,
+    /// Matrix games of each layer, lowest first (what the progress estimate weighs by).
+    pub layer_games: Vec<u64>,
+    /// Matrix games stored this run.
+    pub games_this_run: u64,
+    /// Matrix games still to solve, estimated from the slices done of each layer.
+    pub games_left: u64,
+    /// `games_left` at this run's `games_per_second`; `null` before any game was solved
+    /// (and 0 once the run is complete).
+    pub eta_seconds: Option<f64>,
+    /// Seconds since the coordinator started.
+    pub uptime_seconds: f64,
+    /// The coordinator's clock, in milliseconds since the Unix epoch (events are dated by
+    /// it: a page shows their age against this, not against its own clock).
+    pub now_unix_ms: u64,
+    /// The last events, oldest first.
+    pub events: Vec<Event>,
+}
+
+/// The matrix games still to solve: for each incomplete layer, its games in proportion
+/// to its slices not yet done (slices differ in size, so this is an estimate).
+pub fn games_left(layers: &[LayerStatus], layer_games: &[u64]) -> u64 {
+    layers
+        .iter()
+        .zip(layer_games)
+        .filter(|(l, _)| !l.complete && l.slices > 0)
+        .map(|(l, &games)| {
+            let left = l.slices.saturating_sub(l.done) as u128;
+            (u128::from(games) * left / l.slices as u128) as u64
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Seconds to solve `games_left` at `games_per_second`; `None` when nothing has been
+/// solved yet to tell a rate from, 0 when nothing is left.
+pub fn eta_seconds(games_left: u64, games_per_second: f64) -> Option<f64> {
+    if games_left == 0 {
+        Some(0.0)
+    } else if games_per_second.is_finite() && games_per_second > 0.0 {
+        Some(games_left as f64 / games_per_second)
+    } else {
+        None
     }
 }
 
@@ -226,6 +298,7 @@ mod tests {
                 threads: 2,
                 slices: 5,
                 rejected: 1,
+                activity: None,
             }],
             slices_per_second: 0.5,
             games_per_second: 1234.5,
@@ -290,5 +363,103 @@ mod tests {
         ];
         let positions: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{json}");
+    }
+
+    fn active(status: ClusterStatus) -> ClusterStatus {
+        let mut status = status;
+        status.workers[0].activity = Some(WorkerActivity {
+            shards: 3,
+            games: 9_000,
+            games_per_second: 450.5,
+            seconds_since_heard: 1.25,
+        });
+        status
+    }
+
+    #[test]
+    fn worker_activity_stays_off_the_wire_and_out_of_the_remote_json() {
+        let status = active(sample());
+        let back = ClusterStatus::from_proto(status.to_proto()).unwrap();
+        assert_eq!(back.workers[0].activity, None);
+        assert_eq!(back, sample());
+        // `gops status --coordinator --json` prints what came over the wire: no new keys
+        let text = serde_json::to_string(&back.workers[0]).unwrap();
+        assert_eq!(
+            text,
+            r#"{"id":4294967297,"name":"w","threads":2,"slices":5,"rejected":1}"#
+        );
+        // in the coordinator's process they are there
+        let local = serde_json::to_value(&status).unwrap();
+        assert_eq!(local["workers"][0]["shards"], 3);
+        assert_eq!(local["workers"][0]["games"], 9_000);
+        assert_eq!(local["workers"][0]["games_per_second"], 450.5);
+        assert_eq!(local["workers"][0]["seconds_since_heard"], 1.25);
+    }
+
+    fn live(cluster: ClusterStatus) -> LiveStatus {
+        LiveStatus {
+            cluster,
+            layer_games: vec![0, 600],
+            games_this_run: 200,
+            games_left: 400,
+            eta_seconds: Some(2.0),
+            uptime_seconds: 10.5,
+            now_unix_ms: 1_700_000_000_000,
+            events: vec![Event {
+                seq: 1,
+                unix_ms: 1_699_999_999_000,
+                kind: crate::events::EventKind::LayerComplete,
+                message: "layer 1 complete".into(),
+                count: 1,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_live_status_json_holds_every_field_of_the_status_and_its_own() {
+        let cluster = active(sample());
+        let plain = serde_json::to_value(&cluster).unwrap();
+        let json = serde_json::to_value(live(cluster)).unwrap();
+        let (plain, json) = (plain.as_object().unwrap(), json.as_object().unwrap());
+        for (key, value) in plain {
+            assert_eq!(json.get(key), Some(value), "{key}");
+        }
+        assert_eq!(json["layer_games"], serde_json::json!([0, 600]));
+        assert_eq!(json["games_this_run"], 200);
+        assert_eq!(json["games_left"], 400);
+        assert_eq!(json["eta_seconds"], 2.0);
+        assert_eq!(json["uptime_seconds"], 10.5);
+        assert_eq!(json["now_unix_ms"], 1_700_000_000_000u64);
+        assert_eq!(json["events"][0]["kind"], "layer_complete");
+        assert_eq!(json["events"][0]["message"], "layer 1 complete");
+        assert_eq!(json.len(), plain.len() + 7);
+        // a finished run: no open layer, and no estimate needed
+        let finished = LiveStatus {
+            eta_seconds: None,
+            ..live(ClusterStatus {
+                open_layer: None,
+                shards: None,
+                ..sample()
+            })
+        };
+        let json = serde_json::to_value(finished).unwrap();
+        assert!(json["open_layer"].is_null() && json["shards"].is_null());
+        assert!(json["eta_seconds"].is_null());
+    }
+
+    #[test]
+    fn the_games_left_follow_the_slices_left_of_incomplete_layers() {
+        let layers = sample().run.layers;
+        // layer 1 is complete; layer 2 has 1 of its 3 slices done
+        assert_eq!(games_left(&layers, &[100, 600]), 400);
+        assert_eq!(games_left(&layers, &[100, 0]), 0);
+        // more layers than game counts: the extra ones are not counted
+        assert_eq!(games_left(&layers, &[100]), 0);
+        let huge = games_left(&layers, &[0, u64::MAX]);
+        assert_eq!(huge, (u128::from(u64::MAX) * 2 / 3) as u64);
+        assert_eq!(eta_seconds(400, 200.0), Some(2.0));
+        assert_eq!(eta_seconds(0, 0.0), Some(0.0));
+        assert_eq!(eta_seconds(400, 0.0), None);
+        assert_eq!(eta_seconds(400, f64::NAN), None);
     }
 }

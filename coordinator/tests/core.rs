@@ -857,3 +857,78 @@ fn two_sessions_of_one_token_cannot_confirm_each_other() {
     let (_, _, r3) = lease_shard(&core, other, now);
     assert_eq!(r3, ranks);
 }
+
+#[test]
+fn the_live_status_tells_what_each_worker_did_and_what_happened() {
+    use gops_coordinator::events::EventKind;
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 0.05);
+    let t0 = Instant::now();
+    let before = core.live_status(t0).unwrap();
+    assert!(before.events.is_empty() && before.cluster.workers.is_empty());
+    assert_eq!(before.layer_games.len(), 5);
+    assert_eq!(before.games_left, before.layer_games.iter().sum::<u64>());
+    // nothing solved yet: no rate, so no estimate
+    assert_eq!(before.eta_seconds, None);
+
+    let lost = core
+        .hello(gops_proto::PROTOCOL_VERSION, "lost", 1, None)
+        .unwrap();
+    let busy = core
+        .hello(gops_proto::PROTOCOL_VERSION, "busy", 2, None)
+        .unwrap();
+    // `lost` takes a shard and is never heard from again; `busy` hands in a damaged copy
+    // of one, then does the whole run
+    let (_, _, lost_ranks) = lease_shard(&core, lost, t0);
+    let later = t0 + LEASE * 3;
+    let (lease_id, _, _, mut bad) = lease_and_solve(&core, busy, later);
+    bad[0].bytes.digest[0] ^= 1;
+    assert!(core.submit(busy, lease_id, bad, later).is_err());
+    run_to_the_end(&core, busy, later);
+
+    let live = core.live_status(later).unwrap();
+    let kinds: Vec<EventKind> = live.events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::WorkerJoined,
+            EventKind::WorkerJoined,
+            EventKind::LeaseExpired,
+            EventKind::SubmissionRejected,
+            EventKind::LayerComplete,
+            EventKind::LayerComplete,
+            EventKind::LayerComplete,
+            EventKind::LayerComplete,
+            EventKind::LayerComplete,
+            EventKind::RunComplete,
+        ],
+        "{:#?}",
+        live.events
+    );
+    assert!(live.events[0].message.contains("\"lost\""));
+    assert!(live.events[1].message.contains("2 threads"));
+    assert!(live.events[2].message.contains("\"lost\""));
+    assert!(live.events[3].message.contains("\"busy\""));
+    assert!(live.events[4].message.contains("layer 1 complete"));
+    assert!(live.events.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert!(live.events.iter().all(|e| e.unix_ms <= live.now_unix_ms));
+
+    // `lost` fell silent (not listed); `busy` did everything
+    assert_eq!(live.cluster.workers.len(), 1);
+    let worker = &live.cluster.workers[0];
+    assert_eq!((worker.name.as_str(), worker.rejected), ("busy", 1));
+    let activity = worker.activity.as_ref().unwrap();
+    let all_slices: usize = live.cluster.run.layers.iter().map(|l| l.slices).sum();
+    assert_eq!(worker.slices as usize, all_slices);
+    assert_eq!(activity.games, live.games_this_run);
+    assert_eq!(live.games_this_run, live.layer_games.iter().sum::<u64>());
+    assert!(activity.shards > 0 && activity.shards as usize <= all_slices);
+    assert!(!lost_ranks.is_empty());
+    assert_eq!(activity.seconds_since_heard, 0.0);
+    assert!(activity.games_per_second > 0.0);
+    // a complete run: nothing left
+    assert_eq!((live.games_left, live.eta_seconds), (0, Some(0.0)));
+    let json = serde_json::to_value(&live).unwrap();
+    assert_eq!(json["workers"][0]["shards"], activity.shards);
+    assert_eq!(json["events"][9]["kind"], "run_complete");
+}

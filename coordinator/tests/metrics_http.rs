@@ -83,7 +83,7 @@ async fn other_paths_and_methods_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let addr = start(coordinator(&dir.path().join("db")), None).await;
     assert_eq!(get(addr, "/nope", "").await.0, 404);
-    assert_eq!(get(addr, "/", "").await.0, 404);
+    assert_eq!(get(addr, "/metrics/x", "").await.0, 404);
     assert_eq!(
         request(addr, "POST", "/metrics", "Content-Length: 0\r\n")
             .await

@@ -3,6 +3,7 @@
 mod bad_input;
 mod cluster;
 mod damage;
+mod dashboard;
 mod disk;
 mod export;
 mod grpc;
