@@ -46,6 +46,8 @@ pub enum Command {
     Exploit(ExploitArgs),
     /// Re-check a database: layer checksums, and stored states re-solved bit for bit.
     Verify(VerifyArgs),
+    /// Serve the strategy explorer (a page for the browser) and the query API over HTTP.
+    Serve(ServeArgs),
 }
 
 /// `--threads`, or every core the machine offers.
@@ -376,4 +378,25 @@ pub struct VerifyArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Database directory of a solved game.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Address to serve HTTP on.
+    #[arg(long, default_value = "127.0.0.1:7800")]
+    pub listen: std::net::SocketAddr,
+    /// File holding the token(s) the page and the API ask for (lines starting with # are
+    /// comments): `Authorization: Bearer <token>`, or `?token=<token>` in the address.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Serve an address other machines can reach without --token-file (anyone who
+    /// reaches it can read the db); refused without this flag.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Memory for cached slices of the db, in MiB.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub cache_mb: u64,
 }

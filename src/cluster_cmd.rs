@@ -39,8 +39,14 @@ pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
 /// The tokens a coordinator accepts, from `--token-file`: every line that is not empty
 /// or a `#` comment, trimmed (one line: a shared token; several: one per worker).
 pub fn read_tokens(path: Option<&Path>) -> Result<AccessTokens, Failure> {
+    Ok(AccessTokens::of(token_lines(path)?))
+}
+
+/// The tokens of a `--token-file` (none without one): every line that is not empty or a
+/// `#` comment, trimmed; a file with none, or with one twice, is refused.
+pub fn token_lines(path: Option<&Path>) -> Result<Vec<String>, Failure> {
     let Some(path) = path else {
-        return Ok(AccessTokens::none());
+        return Ok(Vec::new());
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("cannot read token file {}: {e}", path.display())))?;
@@ -63,8 +69,25 @@ pub fn read_tokens(path: Option<&Path>) -> Result<AccessTokens, Failure> {
             path.display()
         )));
     }
-    Ok(AccessTokens::of(tokens))
+    Ok(tokens)
 }
+
+/// What a server reachable without a token would let anyone do, for [`check_exposure`].
+pub struct Exposure {
+    /// What anyone who reaches the address could do ("join the run or waste its work").
+    pub risk: &'static str,
+    /// How the token file is then used, after the command that makes one.
+    pub token_use: &'static str,
+    /// The warning logged when `--insecure` serves it anyway.
+    pub warning: &'static str,
+}
+
+/// A coordinator's gRPC port.
+pub const COORDINATOR_EXPOSURE: Exposure = Exposure {
+    risk: "join the run or waste its work",
+    token_use: "the same file for the workers",
+    warning: "serving without a token (--insecure): anyone who reaches this address can join the run",
+};
 
 /// Refuses to serve an address other machines can reach with no token, unless the
 /// operator said `--insecure`.
@@ -72,16 +95,18 @@ pub fn check_exposure(
     listen: std::net::SocketAddr,
     tokens: &AccessTokens,
     insecure: bool,
+    exposure: &Exposure,
 ) -> Result<(), Failure> {
     if !tokens.is_empty() || listen.ip().is_loopback() {
         return Ok(());
     }
     if insecure {
-        warn!(address = %listen, "serving without a token (--insecure): anyone who reaches this address can join the run");
+        warn!(address = %listen, "{}", exposure.warning);
         return Ok(());
     }
     Err(Failure::Usage(format!(
-        "--listen {listen} is reachable from other machines and no --token-file is given: anyone who reaches it could join the run or waste its work. Give --token-file FILE (e.g. `head -c 32 /dev/urandom | base64 > token`, the same file for the workers), or --insecure to serve without one"
+        "--listen {listen} is reachable from other machines and no --token-file is given: anyone who reaches it could {}. Give --token-file FILE (e.g. `head -c 32 /dev/urandom | base64 > token`, {}), or --insecure to serve without one",
+        exposure.risk, exposure.token_use
     )))
 }
 
@@ -114,7 +139,7 @@ async fn store_failure(core: Arc<Coordinator>) -> String {
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.
-async fn termination() {
+pub async fn termination() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -146,7 +171,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         )));
     }
     let tokens = read_tokens(args.token_file.as_deref())?;
-    check_exposure(args.listen, &tokens, args.insecure)?;
+    check_exposure(args.listen, &tokens, args.insecure, &COORDINATOR_EXPOSURE)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(crate::tls::read_identity(cert, key)?),
         (None, None) => None,

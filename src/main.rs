@@ -14,6 +14,7 @@ mod play_cmd;
 mod policy_cmd;
 mod progress;
 mod query_cmd;
+mod serve_cmd;
 mod solve_cmd;
 mod status_cmd;
 mod tls;
@@ -58,6 +59,7 @@ fn main() {
         Command::Simulate(args) => policy_cmd::simulate(args),
         Command::Exploit(args) => policy_cmd::exploit(args),
         Command::Verify(args) => verify_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

@@ -1,7 +1,6 @@
-//! Shared formatting of command output: numbers for people, card lists for JSON.
+//! Shared formatting of command output for people: counts and strategies.
 
 use gops_common::CardSet;
-use serde_json::{Value, json};
 
 /// 1234567 as "1,234,567".
 pub fn count(n: u64) -> String {
@@ -14,10 +13,6 @@ pub fn count(n: u64) -> String {
         out.push(ch);
     }
     out
-}
-
-pub fn cards_json(set: CardSet) -> Value {
-    json!(set.to_vec())
 }
 
 /// A strategy as "card:probability" pairs, zero-probability cards left out.

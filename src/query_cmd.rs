@@ -1,14 +1,15 @@
 //! `gops value` and `gops strategy`: read-only commands on a solved db.
 
-use gops_common::cards::{CardSet, InputError, parse_cards};
+use gops_common::cards::InputError;
 use gops_common::state::GameState;
-use gops_db::query::{revealed_game, state_value};
+use gops_db::query::{
+    StateText, parse_upcard, revealed_game, state_value, strategy_json, value_json,
+};
 use gops_db::store::Store;
-use serde_json::json;
 
 use crate::args::{StateArgs, StrategyArgs};
 use crate::failure::Failure;
-use crate::output::{cards_json, strategy_line};
+use crate::output::strategy_line;
 
 /// The db and the state the arguments name (full hands where a list is omitted). The
 /// input is checked against the db's manifest file before the database is opened, so bad
@@ -46,38 +47,20 @@ pub fn open_checked<T>(
 }
 
 fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {
-    let cards = |text: &Option<String>, what: &str| -> Result<CardSet, InputError> {
-        match text {
-            Some(t) => parse_cards(t, n, what),
-            None => Ok(CardSet::full(n)),
-        }
-    };
-    GameState::new(
-        n,
-        cards(&args.a, "--a")?,
-        cards(&args.b, "--b")?,
-        cards(&args.prizes, "--prizes")?,
-        args.diff,
-    )
-}
-
-fn state_json(store: &Store, state: &GameState, value: f64) -> serde_json::Value {
-    json!({
-        "n": state.n,
-        "objective": store.objective().name(),
-        "a": cards_json(state.a),
-        "b": cards_json(state.b),
-        "prizes": cards_json(state.prizes),
-        "diff": state.diff,
-        "value": value,
-    })
+    StateText {
+        a: args.a.as_deref(),
+        b: args.b.as_deref(),
+        prizes: args.prizes.as_deref(),
+        diff: args.diff,
+    }
+    .parse(n, ["--a", "--b", "--prizes"])
 }
 
 pub fn value(args: StateArgs) -> Result<(), Failure> {
     let (store, state, ()) = open_state(&args, |_| Ok(()))?;
     let value = state_value(&store, &state)?;
     if args.json {
-        println!("{}", state_json(&store, &state, value));
+        println!("{}", value_json(store.objective(), &state, value));
     } else {
         println!(
             "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {value}",
@@ -92,23 +75,13 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
 }
 
 pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
-    let (store, state, upcard) = open_state(&args.state, |state| {
-        u8::try_from(args.upcard)
-            .ok()
-            .filter(|&c| state.prizes.contains(c))
-            .ok_or(InputError::UpcardNotInPrizes {
-                upcard: args.upcard,
-                prizes: state.prizes,
-            })
-    })?;
+    let (store, state, upcard) = open_state(&args.state, |state| parse_upcard(state, args.upcard))?;
     let game = revealed_game(&store, &state, upcard)?;
     if args.state.json {
-        let mut object = state_json(&store, &state, game.value);
-        object["upcard"] = json!(upcard);
-        object["strategy_a"] = json!(game.strategy_a);
-        object["strategy_b"] = json!(game.strategy_b);
-        object["gap"] = json!(game.gap);
-        println!("{object}");
+        println!(
+            "{}",
+            strategy_json(store.objective(), &state, upcard, &game)
+        );
     } else {
         println!(
             "a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}), upcard {upcard}",

@@ -9,6 +9,7 @@
 //! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
 //! - [`query`]: a state's value and the strategies of a revealed game.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
+//! - [`shared`]: the same answers for many threads at once (the explorer's server).
 //! - [`export`]: the strategy database as rows for `gops export`.
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
@@ -19,6 +20,7 @@ pub mod oracle;
 pub mod policy;
 pub mod progress;
 pub mod query;
+pub mod shared;
 pub mod status;
 pub mod store;
 pub mod verify;

@@ -1,8 +1,9 @@
 //! Answers about a solved game, read from the store: a state's value and the optimal
 //! strategies of the game after an upcard is revealed (re-derived from the layer below,
-//! DESIGN §4).
+//! DESIGN §4); and the one place that reads a state from text and writes these answers
+//! as JSON, for `gops value`/`gops strategy` and the explorer's HTTP API alike.
 
-use gops_common::cards::{CardSet, InputError};
+use gops_common::cards::{CardSet, InputError, parse_cards};
 use gops_common::engine::terminal_slice;
 use gops_common::kernel::{GameSolver, GameStatus};
 use gops_common::layout::LayerLayout;
@@ -11,6 +12,7 @@ use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
 use gops_common::state::GameState;
 use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::store::{Store, StoreError};
 
@@ -126,4 +128,73 @@ pub fn solve_revealed(
         strategy_b: solver.strategy_b().to_vec(),
         gap: outcome.gap,
     })
+}
+
+/// A state as text, the way the command line and the explorer's API take it: three
+/// comma-separated card lists (`None`: all N cards, the start of the game) and A's score
+/// minus B's so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StateText<'t> {
+    pub a: Option<&'t str>,
+    pub b: Option<&'t str>,
+    pub prizes: Option<&'t str>,
+    pub diff: i64,
+}
+
+impl StateText<'_> {
+    /// The state of the `n`-card game; `names` label A's hand, B's hand and the prizes
+    /// in error messages (`--a`, or `a`).
+    pub fn parse(&self, n: u8, names: [&str; 3]) -> Result<GameState, InputError> {
+        let cards = |text: Option<&str>, what: &str| match text {
+            Some(t) => parse_cards(t, n, what),
+            None => Ok(CardSet::full(n)),
+        };
+        GameState::new(
+            n,
+            cards(self.a, names[0])?,
+            cards(self.b, names[1])?,
+            cards(self.prizes, names[2])?,
+            self.diff,
+        )
+    }
+}
+
+/// `upcard` as a card of `state`'s prizes.
+pub fn parse_upcard(state: &GameState, upcard: i64) -> Result<u8, InputError> {
+    u8::try_from(upcard)
+        .ok()
+        .filter(|&c| state.prizes.contains(c))
+        .ok_or(InputError::UpcardNotInPrizes {
+            upcard,
+            prizes: state.prizes,
+        })
+}
+
+/// The answer of `gops value --json`: `{"n","objective","a","b","prizes","diff","value"}`.
+pub fn value_json(objective: Objective, state: &GameState, value: f64) -> Value {
+    json!({
+        "n": state.n,
+        "objective": objective.name(),
+        "a": state.a.to_vec(),
+        "b": state.b.to_vec(),
+        "prizes": state.prizes.to_vec(),
+        "diff": state.diff,
+        "value": value,
+    })
+}
+
+/// The answer of `gops strategy --json`: [`value_json`] with the value after the reveal,
+/// plus `"upcard"`, `"strategy_a"`, `"strategy_b"` and `"gap"`.
+pub fn strategy_json(
+    objective: Objective,
+    state: &GameState,
+    upcard: u8,
+    game: &RevealedGame,
+) -> Value {
+    let mut object = value_json(objective, state, game.value);
+    object["upcard"] = json!(upcard);
+    object["strategy_a"] = json!(game.strategy_a);
+    object["strategy_b"] = json!(game.strategy_b);
+    object["gap"] = json!(game.gap);
+    object
 }

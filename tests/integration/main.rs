@@ -1,6 +1,7 @@
 //! Integration tests of the `gops` binary and its store, one module per concern.
 
 mod bad_input;
+mod browser;
 mod cluster;
 mod damage;
 mod dashboard;
@@ -12,6 +13,7 @@ mod netns;
 mod policies;
 mod reference;
 mod resume;
+mod serve;
 mod support;
 mod tls;
 mod verify;

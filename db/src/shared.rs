@@ -1,0 +1,104 @@
+//! A solved game answering many threads at once (the explorer's HTTP server): the value
+//! of a concrete state and the game after an upcard, read from a complete db through
+//! one bounded slice cache and one layout per layer that all threads share. The answers
+//! are those of [`crate::query::state_value`] and [`crate::query::revealed_game`], bit
+//! for bit: the same slices, layouts and kernel, only kept between calls.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gops_common::cache::SliceCache;
+use gops_common::cards::CardSet;
+use gops_common::kernel::GameSolver;
+use gops_common::layout::LayerLayout;
+use gops_common::objective::Objective;
+use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
+use gops_common::state::GameState;
+
+use crate::query::{QueryError, RevealedGame, check_upcard, complete_slice, solve_revealed};
+use crate::store::Store;
+
+pub struct SharedOracle {
+    store: Store,
+    /// Held only to look up or insert: a slice is read and decoded outside the lock (two
+    /// threads missing the same slice both read it; the second insert replaces the first).
+    slices: Mutex<SliceCache>,
+    layouts: Vec<OnceLock<Arc<LayerLayout>>>,
+}
+
+impl SharedOracle {
+    /// An oracle owning `store`, caching at most about `cache_bytes` of slices.
+    pub fn new(store: Store, cache_bytes: usize) -> SharedOracle {
+        let layers = usize::from(store.n()) + 1;
+        SharedOracle {
+            store,
+            slices: Mutex::new(SliceCache::new(cache_bytes)),
+            layouts: (0..layers).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn n(&self) -> u8 {
+        self.store.n()
+    }
+
+    pub fn objective(&self) -> Objective {
+        self.store.objective()
+    }
+
+    fn slice(&self, k: u8, prizes: CardSet) -> Result<Arc<Slice>, QueryError> {
+        let rank = prize_rank(prizes);
+        // a poisoned lock only means another thread panicked between two cache calls:
+        // the cache is still whole
+        let cached = self
+            .slices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(k, rank);
+        if let Some(slice) = cached {
+            return Ok(slice);
+        }
+        let slice = Arc::new(complete_slice(&self.store, k, rank)?);
+        self.slices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(k, rank, Arc::clone(&slice));
+        Ok(slice)
+    }
+
+    fn layout(&self, k: u8) -> Arc<LayerLayout> {
+        let n = self.store.n();
+        Arc::clone(self.layouts[usize::from(k)].get_or_init(|| Arc::new(LayerLayout::new(n, k))))
+    }
+
+    /// The value for A of `state` before its next prize is turned up.
+    pub fn value(&self, state: &GameState) -> Result<f64, QueryError> {
+        let k = state.k();
+        let slice = self.slice(k, state.prizes)?;
+        Ok(state.value_in(self.objective(), &self.layout(k), &slice))
+    }
+
+    /// The game of `state` once `upcard` is turned up: value, both strategies, certificate.
+    pub fn revealed(&self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
+        let below_prizes = check_upcard(state, upcard)?;
+        let k = state.k();
+        let below = self.slice(k - 1, below_prizes)?;
+        solve_revealed(
+            self.objective(),
+            state,
+            upcard,
+            &self.layout(k - 1),
+            &below,
+            &mut GameSolver::new(),
+        )
+    }
+}
+
+// the explorer's server shares one oracle (and so one store) between its threads
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<SharedOracle>();
+};

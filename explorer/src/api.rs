@@ -1,0 +1,211 @@
+//! The answers of the API, as plain blocking functions over one shared, read-only solved
+//! game ([`SharedOracle`]) and the games in play: each takes a decoded query and gives
+//! the JSON of the answer or an [`ApiError`]. The value and strategy answers are those of
+//! `gops value --json` and `gops strategy --json` (the same `gops_db::query` code writes
+//! both); a step applies the round rules of `gops_common::rules`.
+
+use std::sync::Mutex;
+
+use gops_common::state::GameState;
+use gops_db::query::{QueryError, parse_upcard, strategy_json, value_json};
+use gops_db::shared::SharedOracle;
+use gops_db::store::Store;
+use serde_json::{Value, json};
+
+use crate::params::{BadRequest, Query};
+use crate::play::{BidError, Game, PlayTable, id_text, parse_id};
+
+/// How an answer failed, and so its HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the request itself is wrong.
+    #[error("{}", .0.0)]
+    BadRequest(BadRequest),
+    /// 404: no such game in play.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the db does not hold the answer yet (a layer not solved).
+    #[error("{0}")]
+    NotSolved(String),
+    /// 500: reading the db failed.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<BadRequest> for ApiError {
+    fn from(e: BadRequest) -> Self {
+        ApiError::BadRequest(e)
+    }
+}
+
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        match e {
+            QueryError::NotSolved { .. } => ApiError::NotSolved(e.to_string()),
+            e if e.is_usage() => ApiError::BadRequest(BadRequest::new(e.to_string())),
+            e => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
+/// The most games in play at once; the least recently played is dropped past it.
+pub const MAX_GAMES: usize = 10_000;
+
+/// What the server answers from: the solved game and the games in play.
+pub struct Explorer {
+    oracle: SharedOracle,
+    plays: Mutex<PlayTable>,
+}
+
+impl Explorer {
+    /// An explorer over `store`, caching at most about `cache_bytes` of slices.
+    pub fn new(store: Store, cache_bytes: usize) -> Explorer {
+        Explorer {
+            oracle: SharedOracle::new(store, cache_bytes),
+            plays: Mutex::new(PlayTable::new(MAX_GAMES)),
+        }
+    }
+
+    pub fn n(&self) -> u8 {
+        self.oracle.n()
+    }
+
+    /// `GET /api/game`: `{"n","objective","complete"}`.
+    pub fn game(&self) -> Result<Value, ApiError> {
+        let store = self.oracle.store();
+        let mut complete = true;
+        for k in 1..=store.n() {
+            complete &= store
+                .layer(k)
+                .map_err(|e| ApiError::Internal(e.to_string()))?
+                .is_some();
+        }
+        Ok(json!({
+            "n": store.n(),
+            "objective": store.objective().name(),
+            "complete": complete,
+        }))
+    }
+
+    /// `GET /api/value`: what `gops value --json` prints for the same state.
+    pub fn value(&self, query: &Query) -> Result<Value, ApiError> {
+        let state = query.state(self.n())?;
+        let value = self.oracle.value(&state)?;
+        Ok(value_json(self.oracle.objective(), &state, value))
+    }
+
+    /// `GET /api/strategy`: what `gops strategy --json` prints for the same state and
+    /// upcard.
+    pub fn strategy(&self, query: &Query) -> Result<Value, ApiError> {
+        let (state, upcard) = self.state_and_upcard(query)?;
+        let game = self.oracle.revealed(&state, upcard)?;
+        Ok(strategy_json(
+            self.oracle.objective(),
+            &state,
+            upcard,
+            &game,
+        ))
+    }
+
+    /// `GET /api/step`: the state after A bids `bid_a` and B bids `bid_b` on `upcard`
+    /// (as `/api/value` answers it), with the round under `"round"`: the prize, both
+    /// bids and the points it moved to A (`"won"`: + for A, - for B, 0 on a tie).
+    pub fn step(&self, query: &Query) -> Result<Value, ApiError> {
+        let (state, upcard) = self.state_and_upcard(query)?;
+        let bid = |key: &str, hand: gops_common::CardSet, who: &str| {
+            let card = query.required_int(key, &format!("the card {who} bids"))?;
+            u8::try_from(card)
+                .ok()
+                .filter(|&c| hand.contains(c))
+                .ok_or_else(|| {
+                    BadRequest::new(format!(
+                        "{key}: card {card} is not in {who}'s hand ({hand})"
+                    ))
+                })
+        };
+        let bid_a = bid("bid_a", state.a, "A")?;
+        let bid_b = bid("bid_b", state.b, "B")?;
+        let next = gops_common::rules::play_round(&state, upcard, bid_a, bid_b);
+        let value = self.oracle.value(&next)?;
+        let mut answer = value_json(self.oracle.objective(), &next, value);
+        answer["round"] = json!({
+            "upcard": upcard,
+            "bid_a": bid_a,
+            "bid_b": bid_b,
+            "won": next.diff - state.diff,
+        });
+        Ok(answer)
+    }
+
+    fn state_and_upcard(&self, query: &Query) -> Result<(GameState, u8), ApiError> {
+        let state = query.state(self.n())?;
+        let upcard = query.required_int("upcard", "the prize turned up (one of prizes)")?;
+        let upcard = parse_upcard(&state, upcard).map_err(|e| BadRequest::new(e.to_string()))?;
+        Ok((state, upcard))
+    }
+
+    /// The bot's probabilities of B's cards once `upcard` is up: B's optimal strategy.
+    fn bot(&self, state: &GameState, upcard: u8) -> Result<Vec<f64>, ApiError> {
+        Ok(self.oracle.revealed(state, upcard)?.strategy_b)
+    }
+
+    fn plays(&self) -> std::sync::MutexGuard<'_, PlayTable> {
+        // the table is whole between any two of its calls: a panic elsewhere cannot
+        // leave it half changed
+        self.plays.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `POST /api/play/new[?seed=S]`: a new game against the equilibrium, its first
+    /// prize turned up and the bot's bid on it sealed.
+    pub fn play_new(&self, query: &Query) -> Result<Value, ApiError> {
+        let seed = match query.int("seed")? {
+            Some(seed) => u64::try_from(seed)
+                .map_err(|_| BadRequest::new(format!("seed: {seed} is negative")))?,
+            None => rand::random(),
+        };
+        let game = Game::start(self.n(), seed, |s, u| self.bot(s, u))?;
+        let mut plays = self.plays();
+        let id = loop {
+            let id: u64 = rand::random();
+            if !plays.contains(id) {
+                break id;
+            }
+        };
+        let view = game.view(&id_text(id));
+        plays.put(id, game);
+        Ok(view)
+    }
+
+    /// `POST /api/play/bid?game=ID&card=C`: plays the player's card against the sealed
+    /// bid, reveals it (`"rounds"`' last) and turns up the next prize.
+    pub fn play_bid(&self, query: &Query) -> Result<Value, ApiError> {
+        let text = query
+            .get("game")
+            .ok_or_else(|| BadRequest::new("game is missing: the id /api/play/new gave"))?;
+        let id = parse_id(text)
+            .ok_or_else(|| BadRequest::new(format!("game: '{text}' is not a game id")))?;
+        let card = query.required_int("card", "the card you bid")?;
+        // out of the table while the round is played: a second bid on the same game at
+        // the same time finds no game rather than a half-played round
+        let mut game = self.plays().take(id).ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "no game {text} in play (it ended, or was dropped for newer games)"
+            ))
+        })?;
+        let played = game.bid(card, |s, u| self.bot(s, u))?;
+        let view = game.view(text);
+        match played {
+            Err(BidError::Over) => Err(ApiError::NotFound(format!("game {text} is over"))),
+            Err(refused) => {
+                self.plays().put(id, game);
+                Err(BadRequest::new(refused.to_string()).into())
+            }
+            Ok(_) => {
+                if !game.is_over() {
+                    self.plays().put(id, game);
+                }
+                Ok(view)
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The explorer's page in a real browser: headless Chromium opens it with `?selftest=1`,
+//! whose script clicks the page's own elements (a strategy chart against the API, a pair
+//! of bids into the subgame and the trail back, a whole game against the bot) and writes
+//! what it saw into `<pre id="selftest">`, read here from `--dump-dom` and checked against
+//! `gops strategy --json`; and screenshots at desktop and phone sizes. Without Chromium
+//! it says SKIPPED on stderr and passes, unless GOPS_REQUIRE_BROWSER=1 (set by `.ci/run`)
+//! makes that a failure. The screenshots go to $GOPS_TEST_OUTPUT, else to
+//! target/browser-screenshots.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::serve::Served;
+use crate::support::{gops_ok, solve, temp_db};
+
+/// The browser's command, if one is installed.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|program| {
+            Command::new(program)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+}
+
+/// Chromium, or `None` after saying SKIPPED (a failure when the browser is required).
+fn browser_or_skip(test: &str) -> Option<&'static str> {
+    let required = std::env::var_os("GOPS_REQUIRE_BROWSER").is_some_and(|v| v == "1");
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            !required,
+            "{test}: needs Chromium (apt-get install chromium), and GOPS_REQUIRE_BROWSER=1"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: no chromium, chromium-browser or google-chrome on PATH"
+        );
+    }
+    found
+}
+
+/// Where the screenshots go (kept after the test).
+fn output_dir() -> PathBuf {
+    let dir = match std::env::var_os("GOPS_TEST_OUTPUT") {
+        Some(dir) => PathBuf::from(dir),
+        // the target directory: the binary is target/<profile>/gops
+        None => Path::new(env!("CARGO_BIN_EXE_gops"))
+            .ancestors()
+            .nth(2)
+            .expect("the binary lies in a target directory")
+            .join("browser-screenshots"),
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Headless Chromium on `url` with `args`, in a profile of its own; its stdout. Killed
+/// if it runs past two minutes.
+fn headless(browser: &str, url: &str, args: &[String]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(browser)
+        .args([
+            "--headless=new",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut out).ok();
+        out
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        match child.try_wait().unwrap() {
+            Some(_) => break,
+            None if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromium did not finish within two minutes on {url}");
+            }
+            // a child process has no exit event to wait on with a deadline: poll
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    reader.join().unwrap()
+}
+
+/// The text of `<pre id="selftest">` in a dumped DOM, its entities undone.
+fn selftest_result(dom: &str) -> Value {
+    let start = dom
+        .find("<pre id=\"selftest\">")
+        .unwrap_or_else(|| panic!("no selftest result in the page:\n{dom}"));
+    let text = &dom[start + "<pre id=\"selftest\">".len()..];
+    let text = &text[..text.find("</pre>").expect("the result element is closed")];
+    let text = text
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn cards(value: &Value) -> Vec<u64> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect()
+}
+
+/// The width and height a PNG's header gives, after checking its signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "not a PNG"
+    );
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn the_page_explores_steps_back_and_plays_in_a_browser() {
+    let Some(browser) = browser_or_skip("browser test") else {
+        return;
+    };
+    let (_dir, db) = temp_db();
+    solve(&db, 5, &[]);
+    // the command line's strategies at the start, every upcard, before the server holds the db
+    let db_arg = db.to_str().unwrap();
+    let reference: Vec<Value> = (1..=5)
+        .map(|upcard| {
+            let upcard = upcard.to_string();
+            serde_json::from_str(&gops_ok(&[
+                "strategy", "--db", db_arg, "--upcard", &upcard, "--json",
+            ]))
+            .unwrap()
+        })
+        .collect();
+    let served = Served::start(&db, &[]);
+
+    let dom = headless(
+        browser,
+        &served.url("/?selftest=1"),
+        &["--dump-dom".into(), "--virtual-time-budget=60000".into()],
+    );
+    let result = selftest_result(&dom);
+    assert!(result["error"].is_null(), "{result:#}");
+    for (check, passed) in result["checks"].as_object().unwrap() {
+        assert_eq!(passed, true, "self-test check {check}: {result:#}");
+    }
+    assert_eq!(result["ok"], true, "{result:#}");
+
+    // the chart shows, to 6 digits, what `gops strategy --json` prints for its state
+    let chart = &result["chart"];
+    let state = &chart["state"];
+    for key in ["a", "b", "prizes"] {
+        assert_eq!(
+            cards(&state[key]),
+            vec![1, 2, 3, 4, 5],
+            "the start of the game"
+        );
+    }
+    let upcard = chart["upcard"].as_u64().unwrap();
+    let cli = &reference[upcard as usize - 1];
+    for side in ["a", "b"] {
+        assert_eq!(cards(&chart[format!("cards_{side}")]), cards(&cli[side]));
+        let shown = chart[format!("strategy_{side}")].as_array().unwrap();
+        let exact = cli[format!("strategy_{side}")].as_array().unwrap();
+        assert_eq!(shown.len(), exact.len());
+        for (shown, exact) in shown.iter().zip(exact) {
+            let text = shown.as_str().unwrap();
+            assert_eq!(text.split('.').nth(1).map(str::len), Some(6), "{text}");
+            let (shown, exact) = (text.parse::<f64>().unwrap(), exact.as_f64().unwrap());
+            assert!(
+                (shown - exact).abs() <= 5.0000001e-7,
+                "{side}: {shown} v {exact}"
+            );
+        }
+    }
+
+    // the step took the bids out of the hands, the prize out of the deck, and scored it
+    let step = &result["step"];
+    let (bid_a, bid_b) = (
+        step["bid_a"].as_u64().unwrap(),
+        step["bid_b"].as_u64().unwrap(),
+    );
+    assert_eq!(step["upcard"], upcard);
+    let without = |card: u64| (1..=5).filter(|&c| c != card).collect::<Vec<u64>>();
+    assert_eq!(cards(&step["state"]["a"]), without(bid_a));
+    assert_eq!(cards(&step["state"]["b"]), without(bid_b));
+    assert_eq!(cards(&step["state"]["prizes"]), without(upcard));
+    let won = upcard as i64 * (bid_a as i64 - bid_b as i64).signum();
+    assert_eq!(step["state"]["diff"], won);
+    assert_eq!(step["trail"].as_array().unwrap().len(), 2, "{step}");
+    // and the trail led back to the start
+    assert_eq!(result["back"]["state"]["a"], state["a"]);
+    assert_eq!(result["back"]["trail"].as_array().unwrap().len(), 1);
+
+    // a whole game against the bot, with its final score
+    let play = &result["play"];
+    assert_eq!(play["rounds"], 5, "{play}");
+    let (you, bot) = (play["you"].as_u64().unwrap(), play["bot"].as_u64().unwrap());
+    assert!(you + bot <= 15, "{play}");
+    let line = play["result"].as_str().unwrap();
+    assert!(
+        line.starts_with(&format!("Final score: you {you}, bot {bot}:")),
+        "{line}"
+    );
+
+    // screenshots: the explorer on a desktop and on a phone, and the end of the self-test
+    let out = output_dir();
+    for (name, url, width, height) in [
+        ("explorer-desktop.png", served.url("/"), 1280, 900),
+        ("explorer-phone.png", served.url("/"), 390, 844),
+        ("selftest-end.png", served.url("/?selftest=1"), 1280, 900),
+    ] {
+        let file = out.join(name);
+        let _ = std::fs::remove_file(&file);
+        headless(
+            browser,
+            &url,
+            &[
+                format!("--screenshot={}", file.display()),
+                format!("--window-size={width},{height}"),
+                "--virtual-time-budget=60000".into(),
+            ],
+        );
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(png_size(&bytes), (width, height), "{}", file.display());
+        // a blank page compresses to a few hundred bytes; the explorer's cards and charts
+        // take far more
+        assert!(
+            bytes.len() > 20_000,
+            "{}: {} bytes",
+            file.display(),
+            bytes.len()
+        );
+        let _ = writeln!(std::io::stderr(), "screenshot: {}", file.display());
+    }
+}
