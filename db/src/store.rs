@@ -640,7 +640,10 @@ mod tests {
             assert!(store.layer(2).unwrap().is_none());
             // a record of the wrong shape is damage, not data
             store.put_slices(2, &[solved(4, vec![1.0; 6])]).unwrap();
-            assert!(matches!(store.slice(2, 4), Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })));
+            assert!(matches!(
+                store.slice(2, 4),
+                Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })
+            ));
         }
         let err = Store::open_or_create(&path, 6, Objective::Points)
             .err()
