@@ -171,21 +171,9 @@ fn a_wrong_value_is_rejected_and_the_shard_leased_again() {
         )
         .unwrap();
     }
-    let (lease_id, layer, prize_ranks, mut slices) = lease_and_solve(&core, cheat, now);
+    let (lease_id, layer, prize_ranks, slices) = lease_and_solve(&core, cheat, now);
     // one value off by one ulp, with a digest that matches the forged bytes
-    let victim = slices.last_mut().unwrap();
-    let mut slice = Slice::decode_for(
-        5,
-        Objective::Points,
-        layer,
-        victim.prize_rank,
-        &victim.bytes.body,
-    )
-    .unwrap();
-    let last = slice.values.len() - 1;
-    slice.values[last] = f64::from_bits(slice.values[last].to_bits() + 1);
-    victim.bytes.body = slice.encode();
-    victim.bytes.digest = digest_bytes(&victim.bytes.body);
+    let slices = with_one_value_altered(5, layer, slices);
     let stored_before = core.store().stored_count(layer).unwrap();
     let err = core.submit(cheat, lease_id, slices, now).unwrap_err();
     assert!(

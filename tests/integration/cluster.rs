@@ -84,12 +84,13 @@ fn a_worker_killed_mid_shard_costs_only_its_shard() {
     let (_dir, db) = temp_db();
     let (coord, url) = coordinator(&db, 8, "127.0.0.1:0", &["--lease-ms", "300"]);
     let mut doomed = worker(&url, &["--name", "doomed"]);
-    let survivor = worker(&url, &["--name", "survivor"]);
-    // kill it the moment it holds a lease of a layer with work in it
+    // kill it the moment it holds a lease of a layer with work in it; the survivor
+    // starts then, so the doomed worker's shard is certainly left to it
     doomed.wait_for("a lease", |l| {
         l.contains("shard leased") && !l.contains("layer=1 ")
     });
     doomed.kill();
+    let survivor = worker(&url, &["--name", "survivor"]);
     let (ok, lines) = survivor.finish();
     assert!(ok, "{}", lines.join("\n"));
     let (ok, lines) = coord.finish();
