@@ -244,7 +244,9 @@ fn submitted(s: SliceData) -> Result<Submitted, Status> {
 /// [`Credential`], and rejections count against it across reconnects.
 #[derive(Clone, Debug, Default)]
 pub struct AccessTokens {
-    tokens: Vec<String>,
+    /// The `authorization` value of each token (`Bearer <token>`), made once rather than
+    /// on every call.
+    expected: Vec<String>,
 }
 
 impl AccessTokens {
@@ -255,18 +257,18 @@ impl AccessTokens {
 
     /// One token shared by all.
     pub fn shared(token: String) -> AccessTokens {
-        AccessTokens {
-            tokens: vec![token],
-        }
+        AccessTokens::of(vec![token])
     }
 
     /// Several tokens (one per worker when more than one).
     pub fn of(tokens: Vec<String>) -> AccessTokens {
-        AccessTokens { tokens }
+        AccessTokens {
+            expected: tokens.iter().map(|t| format!("Bearer {t}")).collect(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
+        self.expected.is_empty()
     }
 
     /// Whether `given` (the whole `authorization` value) presents an accepted token, or
@@ -286,8 +288,7 @@ impl AccessTokens {
     fn matching(&self, given: &[u8]) -> Option<usize> {
         // every token is compared, so the time does not say which one matched
         let mut found = None;
-        for (i, token) in self.tokens.iter().enumerate() {
-            let expected = format!("Bearer {token}");
+        for (i, expected) in self.expected.iter().enumerate() {
             if constant_time_eq(given, expected.as_bytes()) {
                 found = Some(i);
             }
@@ -323,7 +324,7 @@ impl tonic::service::Interceptor for TokenCheck {
             .unwrap_or_default();
         match self.tokens.matching(given) {
             Some(i) => {
-                if self.tokens.tokens.len() > 1 {
+                if self.tokens.expected.len() > 1 {
                     request.extensions_mut().insert(Credential(i as u32));
                 }
                 Ok(request)
