@@ -124,7 +124,16 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
 
     writeln!(out).map_err(io)?;
     if quit {
-        writeln!(out, "game abandoned after {} rounds", round - 1).map_err(io)?;
+        // an unfinished game has no winner: say where it stood, not who "won"
+        let played = round - 1;
+        let rounds = if played == 1 { "round" } else { "rounds" };
+        writeln!(
+            out,
+            "game abandoned after {played} {rounds}, {} prizes unplayed: score you {yours}, bot {bots} (no result)",
+            state.prizes.len()
+        )
+        .map_err(io)?;
+        return Ok(());
     }
     let result = match yours.cmp(&bots) {
         std::cmp::Ordering::Greater => "you win",

@@ -63,12 +63,13 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
         println!("{}", value_json(store.objective(), &state, value));
     } else {
         println!(
-            "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {value}",
+            "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {}",
             state.a,
             state.b,
             state.prizes,
             state.diff,
-            store.objective()
+            store.objective(),
+            crate::output::value(value)
         );
     }
     Ok(())
@@ -91,7 +92,10 @@ pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
             state.diff,
             store.objective()
         );
-        println!("value for A after the reveal: {}", game.value);
+        println!(
+            "value for A after the reveal: {}",
+            crate::output::value(game.value)
+        );
         println!("A bids  {}", strategy_line(state.a, &game.strategy_a));
         println!("B bids  {}", strategy_line(state.b, &game.strategy_b));
         println!("certificate gap: {:.1e}", game.gap);

@@ -4,6 +4,7 @@
 //!
 //! Layout:
 //! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
+//! - [`slice_files`]: the append-only data files that hold the slices' bytes.
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
 //! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
@@ -21,6 +22,7 @@ pub mod policy;
 pub mod progress;
 pub mod query;
 pub mod shared;
+pub mod slice_files;
 pub mod status;
 pub mod store;
 pub mod verify;

@@ -1,10 +1,18 @@
-//! The run's one store (DESIGN §5): a sled database behind a typed handle. Nothing
-//! outside this module sees sled or raw bytes.
+//! The run's one store (DESIGN §5): a sled database behind a typed handle, with the
+//! slices' bytes in data files beside it. Nothing outside this module sees sled or raw
+//! bytes.
 //!
-//! Trees: `meta` holds the manifest (N, objective, format version); `slices` holds one
-//! record per slice, keyed by (layer, prize-set rank) big-endian so a layer is one key
-//! range; `layers` holds a record per *complete* layer (checksum, certificate maximum),
-//! written only after the layer's slices are flushed.
+//! Trees: `meta` holds the manifest (N, objective, format version); `slice_index` maps
+//! each stored slice, keyed by (layer, prize-set rank) big-endian so a layer is one key
+//! range, to its record's place in the layer's data file ([`crate::slice_files`]);
+//! `layers` holds a record per *complete* layer (checksum, certificate maximum), written
+//! only after the layer's slices are flushed. Slice bytes stay out of sled because sled
+//! keeps in memory what it reads: with them inside, a process's memory followed the
+//! bytes it had read (11 GB for the 14-card game) whatever its cache settings.
+//!
+//! A db of format 3 (slices inside sled, in the `slices` tree) is read as it is: its
+//! slices are found there when the index lacks them. Opening it to solve marks it
+//! format 4, so that an older build, which would not see the new slices, refuses it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,9 +26,13 @@ use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
 use serde::{Deserialize, Serialize};
 
+use crate::slice_files::{Place, SliceFiles};
+
 /// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
 /// (a resumed layer must be computed exactly as its first part was).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+/// The format before slice bytes moved out of sled: read, and upgraded when solved into.
+pub const LEGACY_FORMAT_VERSION: u32 = 3;
 const SLICE_RECORD_VERSION: u8 = 1;
 const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
 const MANIFEST_KEY: &[u8] = b"manifest";
@@ -110,7 +122,7 @@ pub enum StoreError {
         want_objective: String,
     },
     #[error(
-        "database {0} is in use by another process (a running `gops coordinator` or `gops solve`): stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), or ask a running coordinator with `gops status --coordinator URL`"
+        "database {0} is in use by another process (a running `gops coordinator`, `gops solve` or `gops serve`): stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), ask a running coordinator with `gops status --coordinator URL`, or ask a running `gops serve` over HTTP (/api/value, /api/strategy)"
     )]
     Locked(PathBuf),
     #[error("database is damaged: {0}")]
@@ -120,7 +132,7 @@ pub enum StoreError {
     #[error("database is damaged: slice {rank} of layer {k}: {why}")]
     DamagedSlice { k: u8, rank: u32, why: String },
     #[error(
-        "database format version {found} is not supported by this build (expects {FORMAT_VERSION})"
+        "database format version {found} is not supported by this build (it reads {LEGACY_FORMAT_VERSION} and {FORMAT_VERSION}; a newer gops made this db)"
     )]
     Version { found: u32 },
     #[error("storage error: {0}")]
@@ -162,11 +174,31 @@ fn is_disk_full(e: &std::io::Error) -> bool {
 pub struct Store {
     path: PathBuf,
     db: sled::Db,
-    slices: sled::Tree,
+    /// (layer, rank) -> [`Place`] of the slice's record in `files`.
+    index: sled::Tree,
+    files: SliceFiles,
+    /// A format-3 db's slices, stored inside sled (read only; `None` in a newer db).
+    legacy: Option<sled::Tree>,
     layers: sled::Tree,
-    /// Copies of slices waiting for a second copy (replicated verification).
-    unconfirmed: sled::Tree,
+    /// Copies of slices waiting for a second copy (replicated verification): index and
+    /// bytes, as for stored slices.
+    unconfirmed_index: sled::Tree,
+    unconfirmed_files: SliceFiles,
     manifest: Manifest,
+}
+
+/// The tree of a format-3 db's slices.
+const LEGACY_SLICES_TREE: &[u8] = b"slices";
+/// The tree of a format-3 db's unconfirmed copies (dropped when they are cleared).
+const LEGACY_UNCONFIRMED_TREE: &[u8] = b"unconfirmed";
+
+/// An error of a data file's I/O, naming the file.
+fn file_io(e: std::io::Error, path: &Path) -> StoreError {
+    if is_disk_full(&e) {
+        StoreError::DiskFull(format!("{}: {e}", path.display()))
+    } else {
+        StoreError::Io(format!("{}: {e}", path.display()))
+    }
 }
 
 fn slice_key(k: u8, rank: u32) -> [u8; 5] {
@@ -227,7 +259,31 @@ impl Store {
             }
         };
         Self::check_same_game(path, &manifest, &want)?;
+        let manifest = if manifest.format_version == LEGACY_FORMAT_VERSION {
+            Self::upgrade_manifest(path, &meta, &db, manifest)?
+        } else {
+            manifest
+        };
         Self::finish_open(path, db, manifest)
+    }
+
+    /// Marks a format-3 db as format 4 (in sled and in its manifest file) before anything
+    /// is stored the new way: its old slices stay where they are and are still read.
+    fn upgrade_manifest(
+        path: &Path,
+        meta: &sled::Tree,
+        db: &sled::Db,
+        old: Manifest,
+    ) -> Result<Manifest, StoreError> {
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            ..old
+        };
+        let bytes = serde_json::to_vec(&manifest).expect("manifest serialises");
+        meta.insert(MANIFEST_KEY, bytes).map_err(io)?;
+        db.flush().map_err(io)?;
+        Self::write_manifest_file(path, &manifest)?;
+        Ok(manifest)
     }
 
     fn check_same_game(path: &Path, found: &Manifest, want: &Manifest) -> Result<(), StoreError> {
@@ -308,7 +364,9 @@ impl Store {
     fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
         let manifest: Manifest = serde_json::from_slice(bytes)
             .map_err(|e| StoreError::Corrupt(format!("manifest: {e}")))?;
-        if manifest.format_version != FORMAT_VERSION {
+        if manifest.format_version != FORMAT_VERSION
+            && manifest.format_version != LEGACY_FORMAT_VERSION
+        {
             return Err(StoreError::Version {
                 found: manifest.format_version,
             });
@@ -323,25 +381,39 @@ impl Store {
     /// Completes an open: the trees, and the manifest file if it is missing (a new db,
     /// or one whose creation was cut short).
     fn finish_open(path: &Path, db: sled::Db, manifest: Manifest) -> Result<Store, StoreError> {
-        let file = path.join(MANIFEST_FILE);
-        if !file.exists() {
-            let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
-            let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-            // durable before it is in place, and its directory entry durable after: a
-            // power cut leaves no manifest or a whole one, never an empty file
-            write_synced(&tmp, &bytes)
-                .and_then(|()| std::fs::rename(&tmp, &file))
-                .and_then(|()| std::fs::File::open(path)?.sync_all())
-                .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))?;
+        if !path.join(MANIFEST_FILE).exists() {
+            Self::write_manifest_file(path, &manifest)?;
         }
+        let has_tree = |name: &[u8]| db.tree_names().iter().any(|t| t.as_ref() == name);
+        let legacy = if has_tree(LEGACY_SLICES_TREE) {
+            Some(db.open_tree(LEGACY_SLICES_TREE).map_err(io)?)
+        } else {
+            None
+        };
         Ok(Store {
             path: path.to_path_buf(),
-            slices: db.open_tree("slices").map_err(io)?,
+            index: db.open_tree("slice_index").map_err(io)?,
+            files: SliceFiles::new(path, "slices"),
+            legacy,
             layers: db.open_tree("layers").map_err(io)?,
-            unconfirmed: db.open_tree("unconfirmed").map_err(io)?,
+            unconfirmed_index: db.open_tree("unconfirmed_index").map_err(io)?,
+            unconfirmed_files: SliceFiles::new(path, "unconfirmed"),
             db,
             manifest,
         })
+    }
+
+    /// Writes the manifest file, replacing any: durable before it is in place, and its
+    /// directory entry durable after, so a power cut leaves the old file or the new one,
+    /// never an empty one.
+    fn write_manifest_file(path: &Path, manifest: &Manifest) -> Result<(), StoreError> {
+        let file = path.join(MANIFEST_FILE);
+        let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
+        let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
+        write_synced(&tmp, &bytes)
+            .and_then(|()| std::fs::rename(&tmp, &file))
+            .and_then(|()| std::fs::File::open(path)?.sync_all())
+            .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))
     }
 
     pub fn path(&self) -> &Path {
@@ -391,9 +463,22 @@ impl Store {
         self.put_slice_bytes(k, &batch)
     }
 
+    /// The raw record of slice `rank` of layer `k`: from its data file through the
+    /// index, or from a format-3 db's tree.
+    fn record(&self, k: u8, rank: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        let key = slice_key(k, rank);
+        if let Some(entry) = self.index.get(key).map_err(io)? {
+            return read_indexed(&self.files, k, rank, &entry).map(Some);
+        }
+        match &self.legacy {
+            Some(legacy) => Ok(legacy.get(key).map_err(io)?.map(|bytes| bytes.to_vec())),
+            None => Ok(None),
+        }
+    }
+
     /// The stored slice of layer `k`, prize rank `rank`, checked against its digest.
     pub fn slice(&self, k: u8, rank: u32) -> Result<Option<SliceRecord>, StoreError> {
-        match self.slices.get(slice_key(k, rank)).map_err(io)? {
+        match self.record(k, rank)? {
             None => Ok(None),
             Some(bytes) => self
                 .decode_record(k, rank, &bytes)
@@ -404,7 +489,7 @@ impl Store {
 
     /// The stored slice of layer `k`, rank `rank`, as checked bytes (not decoded).
     pub fn slice_bytes(&self, k: u8, rank: u32) -> Result<Option<SliceBytes>, StoreError> {
-        let Some(bytes) = self.slices.get(slice_key(k, rank)).map_err(io)? else {
+        let Some(bytes) = self.record(k, rank)? else {
             return Ok(None);
         };
         split_record(&bytes)
@@ -451,62 +536,87 @@ impl Store {
         Ok(below)
     }
 
-    /// Stores slices that arrive as bytes (from a worker), in one flushed batch. The
-    /// caller has validated them.
+    /// Stores slices that arrive as bytes (from a worker), in one flushed batch: their
+    /// records appended to the layer's data file and synced, then indexed. The caller has
+    /// validated them.
     pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, &SliceBytes)]) -> Result<(), StoreError> {
+        let records: Vec<Vec<u8>> = slices.iter().map(|(_, s)| record_bytes(s)).collect();
+        let places = self
+            .files
+            .append(k, &records)
+            .map_err(|e| file_io(e, &self.files.path(k)))?;
         let mut batch = sled::Batch::default();
-        for (rank, slice) in slices {
-            batch.insert(&slice_key(k, *rank), record_bytes(slice));
+        for ((rank, _), place) in slices.iter().zip(places) {
+            batch.insert(&slice_key(k, *rank), &place.encode());
         }
-        self.slices.apply_batch(batch).map_err(io)?;
+        self.index.apply_batch(batch).map_err(io)?;
         self.flush()
     }
 
     /// Keeps a copy of a slice that waits for a second, independent copy (replicated
-    /// verification). Not flushed: a copy lost in a crash is solved again.
+    /// verification). The index entry is not flushed: a copy lost in a crash is solved
+    /// again.
     pub fn put_unconfirmed(&self, k: u8, rank: u32, slice: &SliceBytes) -> Result<(), StoreError> {
-        self.unconfirmed
-            .insert(slice_key(k, rank), record_bytes(slice))
+        let place = self
+            .unconfirmed_files
+            .append(k, &[record_bytes(slice)])
+            .map_err(|e| file_io(e, &self.unconfirmed_files.path(k)))?[0];
+        self.unconfirmed_index
+            .insert(slice_key(k, rank), &place.encode())
             .map(|_| ())
             .map_err(io)
     }
 
     /// The copy of slice `rank` of layer `k` waiting for confirmation, if any.
     pub fn unconfirmed(&self, k: u8, rank: u32) -> Result<Option<SliceBytes>, StoreError> {
-        let Some(bytes) = self.unconfirmed.get(slice_key(k, rank)).map_err(io)? else {
+        let Some(entry) = self.unconfirmed_index.get(slice_key(k, rank)).map_err(io)? else {
             return Ok(None);
         };
-        split_record(&bytes).map(Some).map_err(|why| {
+        let unreadable = |why: String| {
             StoreError::Corrupt(format!("unconfirmed slice {rank} of layer {k}: {why}"))
-        })
+        };
+        let bytes = match read_indexed(&self.unconfirmed_files, k, rank, &entry) {
+            Ok(bytes) => bytes,
+            Err(StoreError::DamagedSlice { why, .. }) => return Err(unreadable(why)),
+            Err(other) => return Err(other),
+        };
+        split_record(&bytes).map(Some).map_err(unreadable)
     }
 
     pub fn remove_unconfirmed(&self, k: u8, rank: u32) -> Result<(), StoreError> {
-        self.unconfirmed
+        self.unconfirmed_index
             .remove(slice_key(k, rank))
             .map(|_| ())
             .map_err(io)
     }
 
     /// Forgets every copy waiting for confirmation (a coordinator starting: whoever
-    /// handed them in is gone with its session).
+    /// handed them in is gone with its session), and deletes their data files.
     pub fn clear_unconfirmed(&self) -> Result<(), StoreError> {
-        self.unconfirmed.clear().map_err(io)
+        self.unconfirmed_index.clear().map_err(io)?;
+        if self
+            .db
+            .tree_names()
+            .iter()
+            .any(|t| t.as_ref() == LEGACY_UNCONFIRMED_TREE)
+        {
+            self.db.drop_tree(LEGACY_UNCONFIRMED_TREE).map_err(io)?;
+        }
+        self.flush()?;
+        self.unconfirmed_files
+            .remove_all()
+            .map_err(|e| StoreError::Io(format!("{}: {e}", self.path.display())))
     }
 
     /// Prize ranks of layer `k` that have a stored slice, ascending.
     pub fn stored_ranks(&self, k: u8) -> Result<Vec<u32>, StoreError> {
-        self.slices
-            .scan_prefix([k])
-            .keys()
-            .map(|key| {
-                let key = key.map_err(io)?;
-                let bytes: [u8; 4] = key[1..]
-                    .try_into()
-                    .map_err(|_| StoreError::Corrupt("slice key of wrong length".into()))?;
-                Ok(u32::from_be_bytes(bytes))
-            })
-            .collect()
+        let mut ranks = ranks_in(&self.index, k)?;
+        if let Some(legacy) = &self.legacy {
+            ranks.extend(ranks_in(legacy, k)?);
+            ranks.sort_unstable();
+            ranks.dedup();
+        }
+        Ok(ranks)
     }
 
     /// Number of slices stored for layer `k`.
@@ -550,9 +660,43 @@ impl Store {
     /// Removes the slice of `rank` from layer `k` (a damaged one, to be solved again),
     /// flushed.
     pub fn remove_slice(&self, k: u8, rank: u32) -> Result<(), StoreError> {
-        self.slices.remove(slice_key(k, rank)).map_err(io)?;
+        self.index.remove(slice_key(k, rank)).map_err(io)?;
+        if let Some(legacy) = &self.legacy {
+            legacy.remove(slice_key(k, rank)).map_err(io)?;
+        }
         self.flush()
     }
+}
+
+/// The prize ranks of layer `k` keyed in `tree`, ascending.
+fn ranks_in(tree: &sled::Tree, k: u8) -> Result<Vec<u32>, StoreError> {
+    tree.scan_prefix([k])
+        .keys()
+        .map(|key| {
+            let key = key.map_err(io)?;
+            let bytes: [u8; 4] = key[1..]
+                .try_into()
+                .map_err(|_| StoreError::Corrupt("slice key of wrong length".into()))?;
+            Ok(u32::from_be_bytes(bytes))
+        })
+        .collect()
+}
+
+/// The record that index `entry` points to in `files`: an entry that cannot be read, or
+/// bytes that are not there, are damage to that slice.
+fn read_indexed(files: &SliceFiles, k: u8, rank: u32, entry: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let damaged = |why: String| StoreError::DamagedSlice { k, rank, why };
+    let place: Place = Place::decode(entry)
+        .ok_or_else(|| damaged(format!("index entry of {} bytes", entry.len())))?;
+    files.read(k, place).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::UnexpectedEof => damaged(format!(
+            "{} bytes at {} of {}: {e}",
+            place.len,
+            place.offset,
+            files.path(k).display()
+        )),
+        _ => file_io(e, &files.path(k)),
+    })
 }
 
 /// Writes `bytes` to `path` and syncs them to the disk.
@@ -661,6 +805,151 @@ mod tests {
             store.slice(2, 3).unwrap().unwrap().slice.values,
             vec![0.25; 7]
         );
+    }
+
+    #[test]
+    fn slice_bytes_live_in_data_files_and_a_damaged_place_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+        store
+            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
+            .unwrap();
+        let file = path.join("slices-02.dat");
+        let before = std::fs::metadata(&file).unwrap().len();
+        assert!(before > 2 * 7 * 8, "both bodies are in the data file");
+        assert_eq!(store.stored_ranks(2).unwrap(), vec![3, 7]);
+        // stored again (a repair): appended, and the new copy is the one read
+        store.put_slices(2, &[solved(3, vec![2.5; 7])]).unwrap();
+        assert!(std::fs::metadata(&file).unwrap().len() > before);
+        assert_eq!(
+            store.require_slice(2, 3).unwrap().slice.values,
+            vec![2.5; 7]
+        );
+        store.remove_slice(2, 7).unwrap();
+        assert_eq!(store.stored_ranks(2).unwrap(), vec![3]);
+        drop(store);
+        // the data file cut short: the slice is damaged, not gone and not garbage
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_len(before)
+            .unwrap();
+        let store = Store::open_existing(&path).unwrap();
+        assert!(matches!(
+            store.slice(2, 3),
+            Err(StoreError::DamagedSlice { k: 2, rank: 3, .. })
+        ));
+        // the data file gone: damage too
+        drop(store);
+        std::fs::remove_file(&file).unwrap();
+        let store = Store::open_existing(&path).unwrap();
+        assert!(matches!(
+            store.slice_bytes(2, 3),
+            Err(StoreError::DamagedSlice { k: 2, rank: 3, .. })
+        ));
+    }
+
+    /// A db of format 3 (slices inside sled), as that build wrote it.
+    fn legacy_db(path: &Path) {
+        let db = sled::Config::new().path(path).open().unwrap();
+        let manifest = Manifest {
+            format_version: LEGACY_FORMAT_VERSION,
+            n: 5,
+            objective: "points".into(),
+            created_by: "gops 0.1.0".into(),
+        };
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert(MANIFEST_KEY, serde_json::to_vec(&manifest).unwrap())
+            .unwrap();
+        let slices = db.open_tree(LEGACY_SLICES_TREE).unwrap();
+        for rank in [1u32, 4] {
+            let bytes = record_bytes(&solved(rank, vec![f64::from(rank); 7]).to_bytes());
+            slices.insert(slice_key(2, rank), bytes).unwrap();
+        }
+        let unconfirmed = db.open_tree(LEGACY_UNCONFIRMED_TREE).unwrap();
+        unconfirmed
+            .insert(
+                slice_key(2, 5),
+                record_bytes(&solved(5, vec![0.0; 7]).to_bytes()),
+            )
+            .unwrap();
+        db.flush().unwrap();
+        std::fs::write(
+            path.join(MANIFEST_FILE),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_format_3_db_is_read_and_upgraded_when_solved_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        legacy_db(&path);
+        {
+            // read as it is, and left as it is
+            let store = Store::open_existing(&path).unwrap();
+            assert_eq!(store.manifest().format_version, LEGACY_FORMAT_VERSION);
+            assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 4]);
+            assert_eq!(
+                store.require_slice(2, 4).unwrap().slice.values,
+                vec![4.0; 7]
+            );
+        }
+        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
+        assert_eq!(peeked.format_version, LEGACY_FORMAT_VERSION);
+        // opened to solve: marked format 4, old slices still read beside new ones
+        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+        assert_eq!(store.manifest().format_version, FORMAT_VERSION);
+        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
+        assert_eq!(peeked.format_version, FORMAT_VERSION);
+        store.put_slices(2, &[solved(2, vec![2.0; 7])]).unwrap();
+        assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2, 4]);
+        assert_eq!(
+            store.require_slice(2, 1).unwrap().slice.values,
+            vec![1.0; 7]
+        );
+        // a repaired old slice: the new copy wins; a removed one is gone from both
+        store.put_slices(2, &[solved(1, vec![9.0; 7])]).unwrap();
+        assert_eq!(
+            store.require_slice(2, 1).unwrap().slice.values,
+            vec![9.0; 7]
+        );
+        store.remove_slice(2, 4).unwrap();
+        assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2]);
+        // the old copies awaiting confirmation are cleared with the new ones
+        store.clear_unconfirmed().unwrap();
+        assert!(store.unconfirmed(2, 5).unwrap().is_none());
+        assert!(
+            !store
+                .db
+                .tree_names()
+                .iter()
+                .any(|t| t.as_ref() == LEGACY_UNCONFIRMED_TREE)
+        );
+    }
+
+    #[test]
+    fn unconfirmed_copies_round_trip_and_are_cleared_with_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+        let copy = solved(3, vec![0.75; 7]).to_bytes();
+        store.put_unconfirmed(2, 3, &copy).unwrap();
+        assert_eq!(store.unconfirmed(2, 3).unwrap(), Some(copy));
+        assert!(store.unconfirmed(2, 4).unwrap().is_none());
+        assert!(store.stored_ranks(2).unwrap().is_empty(), "not stored");
+        store.remove_unconfirmed(2, 3).unwrap();
+        assert!(store.unconfirmed(2, 3).unwrap().is_none());
+        store
+            .put_unconfirmed(2, 4, &solved(4, vec![1.0; 7]).to_bytes())
+            .unwrap();
+        assert!(path.join("unconfirmed-02.dat").exists());
+        store.clear_unconfirmed().unwrap();
+        assert!(store.unconfirmed(2, 4).unwrap().is_none());
+        assert!(!path.join("unconfirmed-02.dat").exists());
     }
 
     #[test]

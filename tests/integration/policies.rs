@@ -100,9 +100,14 @@ fn a_scripted_game_runs_to_the_end_with_the_right_score() {
     // end of input mid-game ends it cleanly
     let (code, transcript) = play(&db, "7", "1\n");
     assert_eq!(code, 0);
+    let last = transcript.lines().last().unwrap();
     assert!(
-        transcript.contains("game abandoned after 1 rounds"),
+        last.starts_with("game abandoned after 1 round, 4 prizes unplayed: score you "),
         "{transcript}"
+    );
+    assert!(
+        !last.contains("win") && !last.contains("draw") && !transcript.contains("final score"),
+        "an abandoned game has no winner: {transcript}"
     );
 }
 
