@@ -40,11 +40,11 @@ impl StateCheck {
 }
 
 /// The states of `slice` (pattern-major indices over its live score differences) to
-/// re-solve: every one when `fraction >= 1`, else `ceil(fraction * states)` of them (at
-/// least one) drawn with `rng`.
+/// re-solve: every one when `fraction >= 1`, none when `fraction <= 0` (the cheap checks
+/// only), else `ceil(fraction * states)` of them (at least one) drawn with `rng`.
 pub fn sample_states(slice: &Slice, fraction: f64, rng: &mut impl Rng) -> Vec<usize> {
     let states = slice.patterns() * slice.width();
-    if states == 0 {
+    if states == 0 || fraction <= 0.0 || fraction.is_nan() {
         return Vec::new();
     }
     if fraction >= 1.0 {
@@ -96,6 +96,7 @@ mod tests {
             let all = sample_states(slice, 1.0, &mut rng);
             assert_eq!(all.len(), slice.patterns() * slice.width());
             assert_eq!(sample_states(slice, 1e-9, &mut rng).len(), 1);
+            assert!(sample_states(slice, 0.0, &mut rng).is_empty());
             for state in all {
                 let check =
                     resolve_state(&engine, &mut solver, rank as u32, slice, state, &dependency)

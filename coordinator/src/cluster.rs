@@ -67,6 +67,10 @@ pub struct CoordinatorConfig {
     pub replicate: bool,
 }
 
+/// How long a submission whose copy met another copy being written waits before it
+/// looks again (a write of a shard's slices takes milliseconds).
+const RACE_PAUSE: Duration = Duration::from_millis(20);
+
 /// Workers listed in a status at most (the counts cover all).
 const MAX_LISTED_WORKERS: usize = 1000;
 
@@ -679,14 +683,48 @@ impl Coordinator {
                 .zip(replaced)
                 .filter_map(|(s, r)| r.map(|values| (s, values)))
                 .collect();
-            // 3. store what is still missing, flushed, then record it
+            // 3. write what is still missing, flushed, without the lock (leases and
+            // heartbeats go on meanwhile): the slices are claimed first, so no other copy
+            // of them is written at the same time
+            let claimed = self.claim_for_writing(&mut inner, engine.k(), &checked);
+            drop(inner);
+            let written = if claimed.is_empty() {
+                Ok(())
+            } else {
+                let batch: Vec<(u32, &SliceBytes)> = checked
+                    .iter()
+                    .filter(|(s, _)| claimed.contains(&s.prize_rank))
+                    .map(|(s, _)| (s.prize_rank, &s.bytes))
+                    .collect();
+                self.store.put_slice_bytes(engine.k(), &batch)
+            };
+            let mut inner = self.lock();
+            if let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) {
+                for rank in &claimed {
+                    open.storing.remove(rank);
+                }
+            }
+            if let Err(e) = written {
+                let e = CoreError::from(e);
+                Self::note_failure(&mut inner, &e);
+                return Err(e);
+            }
+            // then record it (and store, under the lock, the rarer kinds: replacements
+            // and replicated copies)
             let round = self
-                .store_checked(&mut inner, worker, &engine, checked, replaced, now)
+                .store_checked(
+                    &mut inner, worker, &engine, checked, replaced, &claimed, now,
+                )
                 .inspect_err(|e| Self::note_failure(&mut inner, e))?;
             outcome.stored += round.stored;
             outcome.duplicates += round.duplicates;
             outcome.held += round.held;
             disputed = round.raced;
+            if !disputed.is_empty() {
+                // a copy that met another one being written: let that write finish
+                drop(inner);
+                std::thread::sleep(RACE_PAUSE);
+            }
         }
         if let Some(s) = disputed.first() {
             let mut inner = self.lock();
@@ -843,6 +881,35 @@ impl Coordinator {
             .collect())
     }
 
+    /// Claims, for writing without the lock, the checked slices still missing that no
+    /// other submission is writing (none under replicated verification, whose copies are
+    /// stored under the lock); their ranks. The caller releases the claims.
+    fn claim_for_writing(
+        &self,
+        inner: &mut Inner,
+        k: u8,
+        checked: &[(Submitted, u64)],
+    ) -> Vec<u32> {
+        if self.config.replicate {
+            return Vec::new();
+        }
+        let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
+            return Vec::new();
+        };
+        let mut claimed = Vec::new();
+        for (s, _) in checked {
+            let rank = s.prize_rank;
+            if open.ledger.is_missing(rank) && !open.storing.contains_key(&rank) {
+                open.storing.insert(rank, s.bytes.digest);
+                claimed.push(rank);
+            }
+        }
+        claimed
+    }
+
+    /// Records checked slices and replacements: those in `written` are in the store
+    /// already; the rest still missing are stored here, flushed, under the lock.
+    #[allow(clippy::too_many_arguments)]
     fn store_checked(
         &self,
         inner: &mut Inner,
@@ -850,6 +917,7 @@ impl Coordinator {
         engine: &LayerEngine,
         checked: Vec<(Submitted, u64)>,
         replacements: Vec<(Submitted, u64)>,
+        written: &[u32],
         now: Instant,
     ) -> Result<StoreRound, CoreError> {
         let mut round = StoreRound::default();
@@ -867,9 +935,18 @@ impl Coordinator {
             return Ok(round);
         };
         let k = open.k();
-        let (mut new, late): (Vec<_>, Vec<_>) = checked
+        let (missing, late): (Vec<_>, Vec<_>) = checked
             .into_iter()
             .partition(|(s, _)| open.ledger.is_missing(s.prize_rank));
+        let mut new = Vec::new();
+        for (s, values) in missing {
+            // another submission's copy is being written without the lock
+            match open.storing.get(&s.prize_rank) {
+                Some(digest) if *digest == s.bytes.digest => round.duplicates += 1,
+                Some(_) => round.raced.push(s),
+                None => new.push((s, values)),
+            }
+        }
         for (s, _) in late {
             // checked at the same time as another copy that was stored first
             if open.progress.digest(s.prize_rank) == Some(&s.bytes.digest) {
@@ -928,6 +1005,7 @@ impl Coordinator {
         }
         let batch: Vec<(u32, &SliceBytes)> = new
             .iter()
+            .filter(|(s, _)| !written.contains(&s.prize_rank))
             .chain(&replacements)
             .map(|(s, _)| (s.prize_rank, &s.bytes))
             .collect();

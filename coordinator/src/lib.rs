@@ -26,5 +26,6 @@ pub mod metrics;
 pub mod observer;
 pub mod open_layer;
 pub mod registry;
+pub mod scale;
 pub mod service;
 pub mod status;

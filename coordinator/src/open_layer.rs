@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use gops_common::cache::SliceCache;
+use gops_common::checksum::Digest;
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::{LayerSize, plan_shards_sized};
@@ -34,6 +35,9 @@ pub struct OpenLayer {
     /// Replicated verification: the first copy of each slice, waiting for a copy from
     /// another party (its bytes are in the store's unconfirmed tree).
     pub unconfirmed: HashMap<u32, FirstCopy>,
+    /// Slices being written to the store without the coordinator's lock, by the digest
+    /// of the copy being written: another copy of one is a duplicate or a race.
+    pub storing: HashMap<u32, Digest>,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
     pub below: Arc<Mutex<SliceCache>>,
 }
@@ -71,6 +75,7 @@ impl OpenLayer {
                 .with_max_per_worker(config.max_leases_per_worker),
             stored_by: HashMap::new(),
             unconfirmed: HashMap::new(),
+            storing: HashMap::new(),
             below: Arc::new(Mutex::new(SliceCache::new(config.verify_cache_bytes))),
         })
     }

@@ -553,7 +553,7 @@ fn with_one_value_altered(n: u8, layer: u8, mut slices: Vec<Submitted>) -> Vec<S
 #[test]
 fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
     let dir = tempfile::tempdir().unwrap();
-    // one sampled state per slice: a single altered value mostly slips through
+    // no state re-solved: an altered value slips through the cheap checks
     let core = coordinator(&dir.path().join("db"), 6, 0.0);
     let mut now = Instant::now();
     let setup = core
@@ -627,6 +627,92 @@ fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
         .unwrap();
     assert_eq!(liar_status.rejected, 1, "the liar is blamed");
     run_to_the_end(&core, honest, now);
+    assert_eq!(checksums(&core), reference_checksums(6));
+}
+
+#[test]
+fn copies_handed_in_at_the_same_moment_are_stored_once_and_a_racing_lie_loses() {
+    let dir = tempfile::tempdir().unwrap();
+    // no state re-solved, so only the full re-check of a dispute catches the lie
+    let core = coordinator(&dir.path().join("db"), 6, 0.0);
+    let mut now = Instant::now();
+    let setup = core
+        .hello(gops_proto::PROTOCOL_VERSION, "setup", 1, None)
+        .unwrap();
+    loop {
+        let (lease_id, layer, ranks) = lease_shard(&core, setup, now);
+        if layer == 4 {
+            core.release(setup, lease_id).unwrap();
+            break;
+        }
+        core.submit(setup, lease_id, solve_shard(&core, layer, &ranks), now)
+            .unwrap();
+    }
+    let mut shards = 0;
+    while core.position().0 == Some(4) && shards < 12 {
+        shards += 1;
+        let first = core
+            .hello(gops_proto::PROTOCOL_VERSION, "first", 1, None)
+            .unwrap();
+        let Ok(LeaseOutcome::Shard {
+            lease_id: first_lease,
+            layer: 4,
+            prize_ranks: ranks,
+        }) = core.lease(first, now)
+        else {
+            break;
+        };
+        let honest = solve_shard(&core, 4, &ranks);
+        now += LEASE * 3;
+        let second = core
+            .hello(gops_proto::PROTOCOL_VERSION, "second", 1, None)
+            .unwrap();
+        let (second_lease, _, same) = lease_shard(&core, second, now);
+        assert_eq!(same, ranks);
+        // odd shards: two honest copies and a repeat at once; even: a lie against the truth
+        let lie = with_one_value_altered(6, 4, honest.clone());
+        let second_copy = if shards % 2 == 1 { honest.clone() } else { lie };
+        let barrier = std::sync::Barrier::new(3);
+        let (a, b, c) = std::thread::scope(|scope| {
+            let a = scope.spawn(|| {
+                barrier.wait();
+                core.submit(first, first_lease, honest.clone(), now)
+            });
+            let b = scope.spawn(|| {
+                barrier.wait();
+                core.submit(second, second_lease, second_copy.clone(), now)
+            });
+            let c = scope.spawn(|| {
+                barrier.wait();
+                core.submit(first, first_lease, honest.clone(), now)
+            });
+            (a.join().unwrap(), b.join().unwrap(), c.join().unwrap())
+        });
+        let (a, c) = (a.unwrap(), c.unwrap());
+        if shards % 2 == 1 {
+            let b = b.unwrap();
+            // every slice stored by exactly one of the three
+            assert_eq!(
+                (a.stored + b.stored + c.stored) as usize,
+                ranks.len(),
+                "{a:?} {b:?} {c:?}"
+            );
+        } else if let Err(e) = &b {
+            assert!(matches!(e, CoreError::Rejected(_)), "{e}");
+        }
+        for (slice, rank) in honest.iter().zip(&ranks) {
+            assert_eq!(
+                core.store().require_slice_bytes(4, *rank).unwrap().digest,
+                slice.bytes.digest,
+                "shard {shards}: the true copy of slice {rank} is stored"
+            );
+        }
+    }
+    assert!(shards >= 4, "{shards} shards raced");
+    let last = core
+        .hello(gops_proto::PROTOCOL_VERSION, "last", 1, None)
+        .unwrap();
+    run_to_the_end(&core, last, now + LEASE * 3);
     assert_eq!(checksums(&core), reference_checksums(6));
 }
 

@@ -1,0 +1,294 @@
+//! How far one coordinator goes (see `gops_coordinator::scale`): for each scenario a
+//! coordinator process on a real store, fed by a second process of simulated workers at
+//! the slice sizes of the 15- and 16-card games; then what the figures mean for whole
+//! games on 64 and 512 worker cores.
+//!
+//! ```sh
+//! cargo bench -p gops-coordinator --bench scale                  # every scenario (~3 min)
+//! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
+//! ```
+//!
+//! Each scenario prints what the simulated workers saw (leases, submissions, slices and
+//! bytes each way per second, the share of their time spent waiting on the coordinator)
+//! and what the coordinator process used (CPU seconds per shard and per GB handed in,
+//! peak resident memory), and the CPU time a 1 % re-solve adds per shard (1 % of its games at the solve's rate).
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use gops_common::objective::Objective;
+use gops_common::plan::LayerSize;
+use gops_coordinator::cluster::CoordinatorConfig;
+use gops_coordinator::scale::{DriveReport, Prepared, Scenario, drive, host, prepare, shard_plan};
+use gops_db::disk::estimated_db_bytes;
+use serde::{Deserialize, Serialize};
+
+/// One core's matrix games per second in a whole solve on the 2-core machine (13-card
+/// points, `gops solve`, 2 threads: 3.24 M games/s).
+const GAMES_PER_CORE_SECOND: f64 = 1.62e6;
+
+#[derive(Serialize, Deserialize)]
+struct HostReport {
+    prepared: Prepared,
+    drive: DriveReport,
+    cpu_seconds: f64,
+    peak_rss_bytes: u64,
+    resolve_seconds_per_shard: f64,
+    slices_per_shard: f64,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--drive") {
+        return drive_mode(&args[i + 1], &args[i + 2]);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--host") {
+        return host_mode(&args[i + 1]);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--layers") {
+        return layers_table(args[i + 1].parse().expect("--layers N"));
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    games_table();
+    let scenarios: Vec<(&str, Scenario)> = if quick {
+        vec![(
+            "16 cards, layer 7, 32 workers x 2 cores",
+            scenario(16, 7, 32, 2, 60),
+        )]
+    } else {
+        vec![
+            (
+                "16 cards, layer 7, 128 workers x 2 cores",
+                scenario(16, 7, 128, 2, 300),
+            ),
+            (
+                "16 cards, layer 8, 128 workers x 2 cores",
+                scenario(16, 8, 128, 2, 300),
+            ),
+            (
+                "15 cards, layer 9, 128 workers x 2 cores",
+                scenario(15, 9, 128, 2, 300),
+            ),
+            (
+                "16 cards, layer 10, 32 workers x 2 cores",
+                scenario(16, 10, 32, 2, 60),
+            ),
+        ]
+    };
+    for (name, scenario) in scenarios {
+        run_scenario(name, &scenario);
+    }
+}
+
+fn scenario(n: u8, k: u8, workers: usize, threads: u32, shards: usize) -> Scenario {
+    Scenario {
+        n,
+        k,
+        workers,
+        threads,
+        games_per_core_second: GAMES_PER_CORE_SECOND,
+        shards,
+        target_games_per_shard: gops_common::plan::TARGET_GAMES_PER_SHARD,
+    }
+}
+
+/// Runs `scenario` in a coordinator process of its own, and prints what it reports.
+fn run_scenario(name: &str, scenario: &Scenario) {
+    let json = serde_json::to_string(scenario).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args(["--host", &json])
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scenario {name} failed");
+    let report: HostReport = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &report.drive;
+    let size = scenario.size();
+    let mb = |b: f64| b / 1e6;
+    println!(
+        "\n{name}: {} slices of {:.2} MB each, {:.1} slices and {:.1} M games a shard",
+        size.slices,
+        mb(report.prepared.slice_bytes as f64),
+        report.slices_per_shard,
+        report.slices_per_shard * size.games_per_slice() as f64 / 1e6
+    );
+    println!(
+        "  workers: {} submissions in {:.1} s: {:.1} leases/s, {:.1} submissions/s; in {:.1} MB/s ({:.0} slices/s), out {:.1} MB/s ({:.0} slices/s, {} fetch calls, {} refused busy)",
+        d.submissions,
+        d.seconds,
+        d.leases as f64 / d.seconds,
+        d.submissions as f64 / d.seconds,
+        mb(d.bytes_submitted as f64) / d.seconds,
+        d.slices_submitted as f64 / d.seconds,
+        mb(d.bytes_fetched as f64) / d.seconds,
+        d.slices_fetched as f64 / d.seconds,
+        d.fetch_calls,
+        d.fetch_refusals,
+    );
+    println!(
+        "  waiting on the coordinator: {:.2} % of the workers' time ({:.1} of {:.1} worker-seconds)",
+        100.0 * d.waiting_share(),
+        d.waiting_seconds,
+        d.waiting_seconds + d.solving_seconds
+    );
+    let shards = d.submissions.max(1) as f64;
+    let gb_in = d.bytes_submitted as f64 / 1e9;
+    println!(
+        "  coordinator: {:.3} CPU-s per shard ({:.2} CPU-s per GB handed in, fetches served included), peak {:.0} MB resident; a 1 % re-solve adds {:.3} CPU-s per shard",
+        report.cpu_seconds / shards,
+        report.cpu_seconds / gb_in.max(1e-9),
+        mb(report.peak_rss_bytes as f64),
+        report.resolve_seconds_per_shard
+    );
+}
+
+/// The coordinator's side of a scenario: prepare the db, serve it, run the simulated
+/// workers in a child process, report as JSON on stdout.
+fn host_mode(json: &str) {
+    let scenario: Scenario = serde_json::from_str(json).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let prepared = prepare(&db, &scenario).unwrap();
+    let plan = scenario.shard_plan();
+    let slices_per_shard = plan.iter().map(Vec::len).sum::<usize>() as f64 / plan.len() as f64;
+    // the 1 % re-solve: the kernel's work on 1 % of a shard's games, at a solve's rate
+    let resolve_seconds_per_shard =
+        0.01 * slices_per_shard * scenario.size().games_per_slice() as f64 / GAMES_PER_CORE_SECOND;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (url, core) = rt.block_on(host(&db, &scenario)).unwrap();
+    let cpu_before = cpu_seconds();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--drive", &url, json])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "simulated workers failed");
+    let cpu_seconds = cpu_seconds() - cpu_before;
+    let drive: DriveReport = serde_json::from_str(&out).unwrap();
+    drop(core);
+    let report = HostReport {
+        prepared,
+        drive,
+        cpu_seconds,
+        peak_rss_bytes: peak_rss(),
+        resolve_seconds_per_shard,
+        slices_per_shard,
+    };
+    println!("{}", serde_json::to_string(&report).unwrap());
+    rt.shutdown_background();
+}
+
+fn drive_mode(url: &str, json: &str) {
+    let scenario: Scenario = serde_json::from_str(json).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let report = rt.block_on(drive(url, &scenario)).unwrap();
+    println!("{}", serde_json::to_string(&report).unwrap());
+}
+
+/// User and system CPU seconds of this process so far.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // the fields after the command name (which is in parentheses)
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// Peak resident memory of this process (VmHWM).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb << 10)
+}
+
+/// What whole games ask of the coordinator: matrix games, db size, and the bytes that go
+/// through it (every slice handed in once; every shard's dependency slices fetched once
+/// per shard, as by a worker without a cache: an upper bound).
+fn games_table() {
+    println!(
+        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | shards | wall on 64 cores | on 512 cores"
+    );
+    let started = Instant::now();
+    for (n, objective) in [
+        (14, Objective::Points),
+        (15, Objective::Points),
+        (16, Objective::Points),
+        (12, Objective::Win),
+        (13, Objective::Win),
+    ] {
+        let (mut games, mut bytes_in, mut bytes_out, mut shards) = (0u64, 0u64, 0u64, 0usize);
+        for k in 1..=n {
+            let size = LayerSize::of(n, k, objective);
+            let plan = shard_plan(&size, &CoordinatorConfig::default());
+            games += size.games;
+            // dense values, 8 bytes each: exact for points, an upper bound for win
+            let slice_bytes = |layer: u8| -> u64 {
+                if layer == 0 {
+                    return 16;
+                }
+                let below = LayerSize::of(n, layer, objective);
+                below.dense_values / below.slices as u64 * 8
+            };
+            bytes_in += size.dense_values * 8;
+            let fetched: u64 = plan
+                .iter()
+                .map(|shard| {
+                    let deps: std::collections::BTreeSet<u32> = shard
+                        .iter()
+                        .flat_map(|&r| gops_common::engine::LayerEngine::dependency_ranks(r, k))
+                        .collect();
+                    deps.len() as u64 * slice_bytes(k - 1)
+                })
+                .sum();
+            bytes_out += fetched;
+            shards += plan.len();
+        }
+        let minutes = |cores: f64| games as f64 / (cores * GAMES_PER_CORE_SECOND) / 60.0;
+        println!(
+            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {shards} | {:.0} min | {:.1} min",
+            objective.name(),
+            games as f64,
+            estimated_db_bytes(n, objective) as f64 / 1e9,
+            bytes_in as f64 / 1e9,
+            bytes_out as f64 / 1e9,
+            minutes(64.0),
+            minutes(512.0),
+        );
+    }
+    eprintln!(
+        "(table computed in {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Layer by layer, the `n`-card points game as the coordinator cuts it.
+fn layers_table(n: u8) {
+    println!("k | slices | MB per slice | slices per shard | shards | M games per shard");
+    for k in 1..=n {
+        let size = LayerSize::of(n, k, Objective::Points);
+        let plan = shard_plan(&size, &CoordinatorConfig::default());
+        let per_shard = size.slices as f64 / plan.len() as f64;
+        println!(
+            "{k} | {} | {:.2} | {per_shard:.1} | {} | {:.1}",
+            size.slices,
+            (size.dense_values / size.slices as u64 * 8) as f64 / 1e6,
+            plan.len(),
+            per_shard * size.games_per_slice() as f64 / 1e6
+        );
+    }
+}

@@ -1,0 +1,407 @@
+//! How far one coordinator goes: a real coordinator on a real store, driven over gRPC by
+//! simulated workers at the slice sizes of games too large to solve here (N = 15, 16).
+//!
+//! [`prepare`] makes a db whose layers below `k` are recorded complete, with the slices of
+//! layer `k - 1` that the first shards of layer `k` read stored in full size (zeros: the
+//! values do not matter to the coordinator's costs); [`drive`] runs simulated workers that
+//! do what a worker does (hello, lease, fetch every dependency slice, submit slices of the
+//! right size) and stand in for the solving with a sleep of the time a real worker would
+//! take. Submissions carry zeros, so the coordinator runs with `verify_fraction = 0` (the
+//! cheap checks: digest, shape, canonical form, finite values, gap); the re-solve that the
+//! default 1 % adds is the kernel's work on 1 % of a shard's games, which the benchmark
+//! adds at the rate a whole solve measures.
+//!
+//! The figures: leases, submissions, slices and bytes through the coordinator per second,
+//! and how much of the workers' time went to waiting on the coordinator (every call:
+//! lease, fetch, submit, and the waits it asked for). `coordinator/benches/scale.rs`
+//! runs the coordinator and the workers in separate processes, so the coordinator's CPU
+//! time and peak memory are its own; the test suite runs a short mode in one process.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use gops_common::engine::LayerEngine;
+use gops_common::objective::Objective;
+use gops_common::plan::{LayerSize, plan_shards_sized};
+use gops_common::slice::{Slice, SliceBytes};
+use gops_db::store::{LayerRecord, Store, StoreError};
+use gops_proto::v1::coordinator_client::CoordinatorClient;
+use gops_proto::v1::{FetchRequest, HelloRequest, LeaseRequest, SubmitRequest, lease_reply};
+use gops_proto::wire::slice_data;
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::CoordinatorConfig;
+
+/// One scenario: layer `k` of the `n`-card points game.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scenario {
+    pub n: u8,
+    pub k: u8,
+    /// Simulated workers, each standing for a machine of `threads` cores.
+    pub workers: usize,
+    pub threads: u32,
+    /// Matrix games one core solves per second (what a shard's sleep is made of).
+    pub games_per_core_second: f64,
+    /// The run ends once this many shards are submitted.
+    pub shards: usize,
+    /// Games per shard the coordinator aims at (its `target_games_per_shard`).
+    pub target_games_per_shard: u64,
+}
+
+impl Scenario {
+    pub fn size(&self) -> LayerSize {
+        LayerSize::of(self.n, self.k, Objective::Points)
+    }
+
+    /// The coordinator's settings for the scenario.
+    pub fn config(&self) -> CoordinatorConfig {
+        CoordinatorConfig {
+            verify_fraction: 0.0,
+            target_games_per_shard: self.target_games_per_shard,
+            max_sessions: self.workers.max(16) * 2,
+            ..CoordinatorConfig::default()
+        }
+    }
+
+    /// The layer's shards as the coordinator plans them.
+    pub fn shard_plan(&self) -> Vec<Vec<u32>> {
+        shard_plan(&self.size(), &self.config())
+    }
+}
+
+/// The shards of a whole layer of `size`, as a coordinator with `config` plans them.
+pub fn shard_plan(size: &LayerSize, config: &CoordinatorConfig) -> Vec<Vec<u32>> {
+    let missing: Vec<u32> = (0..size.slices as u32).collect();
+    plan_shards_sized(
+        &missing,
+        size.games_per_slice(),
+        config.min_shards,
+        config
+            .min_games_per_shard
+            .min(config.target_games_per_shard),
+        config.target_games_per_shard,
+    )
+}
+
+/// A slice of layer `k` of the `n`-card points game, of the right size, all zeros.
+pub fn zero_slice(n: u8, k: u8) -> SliceBytes {
+    let size = LayerSize::of(n, k, Objective::Points);
+    let values = (size.dense_values / size.slices as u64) as usize;
+    SliceBytes::of(&Slice::dense(0, vec![0.0; values]), 0.0, 1)
+}
+
+/// What [`prepare`] stored.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Prepared {
+    /// Dependency slices of layer `k - 1` stored, and their bytes.
+    pub slices_below: usize,
+    pub bytes_below: u64,
+    /// Shards of layer `k` that have their dependencies stored.
+    pub shards_ready: usize,
+    /// Bytes of one submitted slice of layer `k`.
+    pub slice_bytes: u64,
+}
+
+/// Makes the db at `path` for `scenario`: layers 1 to `k - 1` recorded complete, and the
+/// slices of layer `k - 1` that the first `scenario.shards` shards (and as many again,
+/// for the leases in flight at the end) read.
+pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError> {
+    let (n, k) = (scenario.n, scenario.k);
+    let store = Store::open_or_create(path, n, Objective::Points)?;
+    let plan = scenario.shard_plan();
+    let ready = plan.len().min(2 * scenario.shards + scenario.workers * 2);
+    let needed: BTreeSet<u32> = plan[..ready]
+        .iter()
+        .flatten()
+        .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
+        .collect();
+    let below = zero_slice(n, k - 1);
+    let needed: Vec<u32> = needed.into_iter().collect();
+    for chunk in needed.chunks(64) {
+        let batch: Vec<(u32, &SliceBytes)> = chunk.iter().map(|&r| (r, &below)).collect();
+        store.put_slice_bytes(k - 1, &batch)?;
+    }
+    for layer in 1..k {
+        let size = LayerSize::of(n, layer, Objective::Points);
+        store.complete_layer(&LayerRecord {
+            k: layer,
+            slices: size.slices,
+            states: size.states,
+            stored_values: size.dense_values,
+            dense_values: size.dense_values,
+            checksum: "simulated".into(),
+            max_gap: 0.0,
+        })?;
+    }
+    Ok(Prepared {
+        slices_below: needed.len(),
+        bytes_below: needed.len() as u64 * below.body.len() as u64,
+        shards_ready: ready,
+        slice_bytes: zero_slice(n, k).body.len() as u64,
+    })
+}
+
+/// What the simulated workers saw.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DriveReport {
+    pub seconds: f64,
+    pub leases: u64,
+    pub waits: u64,
+    pub submissions: u64,
+    /// Slices handed in that were stored already (speculative copies of slow shards).
+    pub duplicates: u64,
+    pub slices_submitted: u64,
+    pub bytes_submitted: u64,
+    pub fetch_calls: u64,
+    pub fetch_refusals: u64,
+    pub slices_fetched: u64,
+    pub bytes_fetched: u64,
+    /// Worker-seconds spent solving (the sleeps) and waiting on the coordinator.
+    pub solving_seconds: f64,
+    pub waiting_seconds: f64,
+}
+
+impl DriveReport {
+    /// The share of the workers' time spent waiting on the coordinator.
+    pub fn waiting_share(&self) -> f64 {
+        self.waiting_seconds / (self.waiting_seconds + self.solving_seconds).max(1e-12)
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    leases: AtomicU64,
+    waits: AtomicU64,
+    duplicates: AtomicU64,
+    submissions: AtomicU64,
+    slices_submitted: AtomicU64,
+    bytes_submitted: AtomicU64,
+    fetch_calls: AtomicU64,
+    fetch_refusals: AtomicU64,
+    slices_fetched: AtomicU64,
+    bytes_fetched: AtomicU64,
+    solving_micros: AtomicU64,
+    waiting_micros: AtomicU64,
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros() as u64
+}
+
+type Client = CoordinatorClient<tonic::transport::Channel>;
+
+/// Runs `scenario.workers` simulated workers against the coordinator at `url` until
+/// `scenario.shards` shards are submitted. An error is a call that failed for another
+/// reason than a full fetch queue (which is retried, as a worker does).
+pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String> {
+    let counters = Arc::new(Counters::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let submitted = Arc::new(AtomicU64::new(0));
+    let result = Arc::new(zero_slice(scenario.n, scenario.k));
+    let per_game = 1.0 / (scenario.games_per_core_second * f64::from(scenario.threads));
+    let games_per_slice = scenario.size().games_per_slice() as f64;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..scenario.workers {
+        let url = url.to_string();
+        let (counters, done, submitted, result) = (
+            Arc::clone(&counters),
+            Arc::clone(&done),
+            Arc::clone(&submitted),
+            Arc::clone(&result),
+        );
+        let (threads, target, k) = (scenario.threads, scenario.shards as u64, scenario.k);
+        tasks.push(tokio::spawn(async move {
+            let mut client = Client::connect(url)
+                .await
+                .map_err(|e| format!("connect: {e}"))?
+                .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES);
+            let hello = HelloRequest {
+                protocol_version: gops_proto::PROTOCOL_VERSION,
+                worker_name: format!("simulated-{i}"),
+                threads,
+            };
+            let welcome = client
+                .hello(hello)
+                .await
+                .map_err(|e| format!("hello: {e}"))?
+                .into_inner();
+            let (worker_id, session_key) = (welcome.worker_id, welcome.session_key);
+            while !done.load(Ordering::Relaxed) {
+                let asked = Instant::now();
+                let lease = LeaseRequest {
+                    worker_id,
+                    session_key: session_key.clone(),
+                };
+                let reply = client
+                    .lease(lease)
+                    .await
+                    .map_err(|e| format!("lease: {e}"))?
+                    .into_inner();
+                counters.leases.fetch_add(1, Ordering::Relaxed);
+                let shard = match reply.reply {
+                    Some(lease_reply::Reply::Shard(shard)) => shard,
+                    Some(lease_reply::Reply::Wait(wait)) => {
+                        counters.waits.fetch_add(1, Ordering::Relaxed);
+                        tokio::time::sleep(Duration::from_millis(wait.retry_after_ms)).await;
+                        counters
+                            .waiting_micros
+                            .fetch_add(micros(asked.elapsed()), Ordering::Relaxed);
+                        continue;
+                    }
+                    Some(lease_reply::Reply::Finished(_)) | None => break,
+                };
+                // every dependency slice of the shard, fetched as a worker does
+                let needed: BTreeSet<u32> = shard
+                    .prize_ranks
+                    .iter()
+                    .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
+                    .collect();
+                let needed: Vec<u32> = needed.into_iter().collect();
+                for chunk in needed.chunks(gops_proto::MAX_FETCH_SLICES) {
+                    fetch(&mut client, &counters, k - 1, chunk).await?;
+                }
+                counters
+                    .waiting_micros
+                    .fetch_add(micros(asked.elapsed()), Ordering::Relaxed);
+                // the solving, simulated
+                let solve = Duration::from_secs_f64(
+                    shard.prize_ranks.len() as f64 * games_per_slice * per_game,
+                );
+                tokio::time::sleep(solve).await;
+                counters
+                    .solving_micros
+                    .fetch_add(micros(solve), Ordering::Relaxed);
+                let handing_in = Instant::now();
+                let slices: Vec<_> = shard
+                    .prize_ranks
+                    .iter()
+                    .map(|&rank| slice_data(k, rank, (*result).clone()))
+                    .collect();
+                let count = slices.len() as u64;
+                let request = SubmitRequest {
+                    worker_id,
+                    lease_id: shard.lease_id,
+                    slices,
+                    session_key: session_key.clone(),
+                };
+                let reply = client
+                    .submit(request)
+                    .await
+                    .map_err(|e| format!("submit: {e}"))?
+                    .into_inner();
+                counters
+                    .waiting_micros
+                    .fetch_add(micros(handing_in.elapsed()), Ordering::Relaxed);
+                // a speculative copy of a slow shard may find its slices stored already
+                if u64::from(reply.stored + reply.duplicates) != count {
+                    return Err(format!(
+                        "submit: {} of {count} slices stored, {} already stored",
+                        reply.stored, reply.duplicates
+                    ));
+                }
+                counters
+                    .duplicates
+                    .fetch_add(u64::from(reply.duplicates), Ordering::Relaxed);
+                counters.submissions.fetch_add(1, Ordering::Relaxed);
+                counters
+                    .slices_submitted
+                    .fetch_add(count, Ordering::Relaxed);
+                counters
+                    .bytes_submitted
+                    .fetch_add(count * result.body.len() as u64, Ordering::Relaxed);
+                if submitted.fetch_add(1, Ordering::Relaxed) + 1 >= target {
+                    done.store(true, Ordering::Relaxed);
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    for task in tasks {
+        task.await.map_err(|e| format!("worker task: {e}"))??;
+    }
+    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    Ok(DriveReport {
+        seconds: started.elapsed().as_secs_f64(),
+        leases: load(&counters.leases),
+        waits: load(&counters.waits),
+        duplicates: load(&counters.duplicates),
+        submissions: load(&counters.submissions),
+        slices_submitted: load(&counters.slices_submitted),
+        bytes_submitted: load(&counters.bytes_submitted),
+        fetch_calls: load(&counters.fetch_calls),
+        fetch_refusals: load(&counters.fetch_refusals),
+        slices_fetched: load(&counters.slices_fetched),
+        bytes_fetched: load(&counters.bytes_fetched),
+        solving_seconds: load(&counters.solving_micros) as f64 / 1e6,
+        waiting_seconds: load(&counters.waiting_micros) as f64 / 1e6,
+    })
+}
+
+/// Fetches `ranks` of `layer`, retrying while the coordinator's streams are all busy.
+async fn fetch(
+    client: &mut Client,
+    counters: &Counters,
+    layer: u8,
+    ranks: &[u32],
+) -> Result<(), String> {
+    loop {
+        counters.fetch_calls.fetch_add(1, Ordering::Relaxed);
+        let request = FetchRequest {
+            layer: u32::from(layer),
+            prize_ranks: ranks.to_vec(),
+        };
+        match client.fetch_slices(request).await {
+            Ok(stream) => {
+                let mut stream = stream.into_inner();
+                while let Some(slice) = stream.message().await.map_err(|e| format!("fetch: {e}"))? {
+                    counters.slices_fetched.fetch_add(1, Ordering::Relaxed);
+                    counters
+                        .bytes_fetched
+                        .fetch_add(slice.body.len() as u64, Ordering::Relaxed);
+                }
+                return Ok(());
+            }
+            Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                counters.fetch_refusals.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(status) => return Err(format!("fetch: {status}")),
+        }
+    }
+}
+
+/// Starts a coordinator for `scenario` over the prepared db at `path`, serving gRPC on a
+/// free loopback port from the current tokio runtime; its URL and core.
+pub async fn host(
+    path: &Path,
+    scenario: &Scenario,
+) -> Result<(String, Arc<crate::cluster::Coordinator>), String> {
+    let store = Store::open_existing(path).map_err(|e| e.to_string())?;
+    let core = crate::cluster::Coordinator::new(
+        store,
+        scenario.config(),
+        Arc::new(crate::observer::Silent),
+    )
+    .map_err(|e| e.to_string())?;
+    let core = Arc::new(core);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = format!(
+        "http://{}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
+    let served = Arc::clone(&core);
+    tokio::spawn(async move {
+        let tokens = crate::service::AccessTokens::none();
+        let quiet = Duration::from_secs(24 * 3600);
+        let _ =
+            crate::service::serve(listener, served, tokens, quiet, std::future::pending()).await;
+    });
+    Ok((url, core))
+}
