@@ -752,7 +752,12 @@ impl Coordinator {
             .iter()
             .map(|s| check_form(self.n(), self.objective(), engine.k(), s))
             .collect::<Result<Vec<_>, Rejection>>()?;
-        let below = self.dependencies(engine.k(), slices)?;
+        // no state re-solved: the slices below are not read at all
+        let below = if fraction > 0.0 {
+            self.dependencies(engine.k(), slices)?
+        } else {
+            HashMap::new()
+        };
         let check = SliceCheck {
             n: self.n(),
             objective: self.objective(),
