@@ -42,6 +42,24 @@ pub struct OpenLayer {
     pub below: Arc<Mutex<SliceCache>>,
 }
 
+/// The shards a coordinator with `config` cuts the `missing` prize ranks of a layer of
+/// `size` into.
+pub fn plan_layer_shards(
+    missing: &[u32],
+    size: &LayerSize,
+    config: &CoordinatorConfig,
+) -> Vec<Vec<u32>> {
+    plan_shards_sized(
+        missing,
+        size.games_per_slice(),
+        config.min_shards,
+        config
+            .min_games_per_shard
+            .min(config.target_games_per_shard),
+        config.target_games_per_shard,
+    )
+}
+
 impl OpenLayer {
     /// Layer `k` as the store holds it, its missing slices planned into shards whose
     /// leases are numbered from `first_lease`.
@@ -59,15 +77,7 @@ impl OpenLayer {
             error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: removing it to solve it again");
             store.remove_slice(k, rank)?;
         }
-        let shards = plan_shards_sized(
-            &progress.missing(),
-            size.games_per_slice(),
-            config.min_shards,
-            config
-                .min_games_per_shard
-                .min(config.target_games_per_shard),
-            config.target_games_per_shard,
-        );
+        let shards = plan_layer_shards(&progress.missing(), &size, config);
         Ok(OpenLayer {
             progress,
             engine: Arc::new(LayerEngine::new(n, k, objective)),

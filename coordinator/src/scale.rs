@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
-use gops_common::plan::{LayerSize, plan_shards_sized};
+use gops_common::plan::LayerSize;
 use gops_common::slice::{Slice, SliceBytes};
 use gops_db::store::{LayerRecord, Store, StoreError};
 use gops_proto::v1::coordinator_client::CoordinatorClient;
@@ -75,15 +75,7 @@ impl Scenario {
 /// The shards of a whole layer of `size`, as a coordinator with `config` plans them.
 pub fn shard_plan(size: &LayerSize, config: &CoordinatorConfig) -> Vec<Vec<u32>> {
     let missing: Vec<u32> = (0..size.slices as u32).collect();
-    plan_shards_sized(
-        &missing,
-        size.games_per_slice(),
-        config.min_shards,
-        config
-            .min_games_per_shard
-            .min(config.target_games_per_shard),
-        config.target_games_per_shard,
-    )
+    crate::open_layer::plan_layer_shards(&missing, size, config)
 }
 
 /// A slice of layer `k` of the `n`-card points game, of the right size, all zeros.

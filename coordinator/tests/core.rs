@@ -101,6 +101,22 @@ fn lease_and_solve(
     (lease_id, layer, prize_ranks, slices)
 }
 
+/// An honest worker solves every layer below `layer` (and leases nothing of it).
+fn solve_layers_below(core: &Coordinator, layer: u8, now: Instant) {
+    let setup = core
+        .hello(gops_proto::PROTOCOL_VERSION, "setup", 1, None)
+        .unwrap();
+    loop {
+        let (lease_id, k, ranks) = lease_shard(core, setup, now);
+        if k == layer {
+            core.release(setup, lease_id).unwrap();
+            return;
+        }
+        core.submit(setup, lease_id, solve_shard(core, k, &ranks), now)
+            .unwrap();
+    }
+}
+
 /// Runs honest virtual workers until the run is finished.
 fn run_to_the_end(core: &Coordinator, worker: Caller, now: Instant) {
     for _ in 0..10_000 {
@@ -556,18 +572,7 @@ fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
     // no state re-solved: an altered value slips through the cheap checks
     let core = coordinator(&dir.path().join("db"), 6, 0.0);
     let mut now = Instant::now();
-    let setup = core
-        .hello(gops_proto::PROTOCOL_VERSION, "setup", 1, None)
-        .unwrap();
-    loop {
-        let (lease_id, layer, ranks) = lease_shard(&core, setup, now);
-        if layer == 5 {
-            core.release(setup, lease_id).unwrap();
-            break;
-        }
-        core.submit(setup, lease_id, solve_shard(&core, layer, &ranks), now)
-            .unwrap();
-    }
+    solve_layers_below(&core, 5, now);
     // a liar leases a shard, its lease expires, an honest worker takes the shard over,
     // and the liar hands in its altered copy first (tried again while the sample catches it)
     let mut slipped = None;
@@ -636,18 +641,7 @@ fn copies_handed_in_at_the_same_moment_are_stored_once_and_a_racing_lie_loses() 
     // no state re-solved, so only the full re-check of a dispute catches the lie
     let core = coordinator(&dir.path().join("db"), 6, 0.0);
     let mut now = Instant::now();
-    let setup = core
-        .hello(gops_proto::PROTOCOL_VERSION, "setup", 1, None)
-        .unwrap();
-    loop {
-        let (lease_id, layer, ranks) = lease_shard(&core, setup, now);
-        if layer == 4 {
-            core.release(setup, lease_id).unwrap();
-            break;
-        }
-        core.submit(setup, lease_id, solve_shard(&core, layer, &ranks), now)
-            .unwrap();
-    }
+    solve_layers_below(&core, 4, now);
     let mut shards = 0;
     while core.position().0 == Some(4) && shards < 12 {
         shards += 1;
