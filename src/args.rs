@@ -83,7 +83,7 @@ pub struct SolveArgs {
     #[arg(long)]
     pub skip_disk_check: bool,
     /// Memory budget of the process in MiB, split among its caches [default: half the
-    /// memory available, at most 4096]; refused when below what the game needs.
+    /// memory available, at most 3072]; refused when below what the game needs.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub memory_mb: Option<u64>,
     /// Stop after solving this many slices, as if interrupted (for testing resume).
@@ -117,7 +117,7 @@ pub struct CoordinatorArgs {
     #[arg(long)]
     pub skip_disk_check: bool,
     /// Memory budget of the process in MiB, split among its caches [default: half the
-    /// memory available, at most 4096]; refused when below what the game needs.
+    /// memory available, at most 3072]; refused when below what the game needs.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub memory_mb: Option<u64>,
     /// Address to serve gRPC on, e.g. 0.0.0.0:7700.
@@ -187,7 +187,7 @@ pub struct WorkerArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "memory_mb")]
     pub cache_mb: Option<u64>,
     /// Memory budget of the worker in MiB; its cache gets what the game's need leaves
-    /// [default: half the memory available, at most 4096].
+    /// [default: half the memory available, at most 3072].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub memory_mb: Option<u64>,
     /// A name for logs and status [default: the host name].

@@ -1,5 +1,5 @@
 //! `--memory-mb` of `solve`, `coordinator` and `worker`: the process's memory budget,
-//! by default half the memory available (at most 4 GiB), checked against what the game
+//! by default half the memory available (at most 3 GiB), checked against what the game
 //! needs at the least (one shard and its dependency slices, `gops_common::budget`) and
 //! split among the process's caches; and the memory figures of /proc it reads (available,
 //! this process's peak).
