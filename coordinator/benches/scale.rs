@@ -20,7 +20,9 @@ use std::time::Instant;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_coordinator::cluster::CoordinatorConfig;
-use gops_coordinator::scale::{DriveReport, Prepared, Scenario, drive, host, prepare, shard_plan};
+use gops_coordinator::scale::{
+    DriveReport, Prepared, RankCache, Scenario, drive, host, prepare, shard_plan,
+};
 use gops_db::disk::estimated_db_bytes;
 use serde::{Deserialize, Serialize};
 
@@ -90,7 +92,32 @@ fn scenario(n: u8, k: u8, workers: usize, threads: u32, shards: usize) -> Scenar
         games_per_core_second: GAMES_PER_CORE_SECOND,
         shards,
         target_games_per_shard: gops_common::plan::TARGET_GAMES_PER_SHARD,
+        worker_cache_bytes: WORKER_CACHE_BYTES,
     }
+}
+
+/// A simulated worker's cache of dependency slices: what a worker with the default 3 GiB
+/// budget keeps at N = 16 (the budget less the 1.7 GiB the game needs at the least).
+const WORKER_CACHE_BYTES: u64 = 1300 << 20;
+
+/// Dependency slices fetched per shard if the first `shards` shards were handed out in
+/// order to `workers` workers in turn (the lease order before affinity), each with the
+/// scenario's cache.
+fn in_order_fetches(scenario: &Scenario, shards: usize) -> f64 {
+    let plan = scenario.shard_plan();
+    let mut caches: Vec<RankCache> = (0..scenario.workers)
+        .map(|_| RankCache::new(scenario.cache_slices()))
+        .collect();
+    let mut fetched = 0u64;
+    for (i, shard) in plan.iter().take(shards).enumerate() {
+        let cache = &mut caches[i % scenario.workers];
+        let needed: std::collections::BTreeSet<u32> = shard
+            .iter()
+            .flat_map(|&r| gops_common::engine::LayerEngine::dependency_ranks(r, scenario.k))
+            .collect();
+        fetched += needed.into_iter().filter(|&r| !cache.touch(r)).count() as u64;
+    }
+    fetched as f64 / shards.max(1) as f64
 }
 
 /// Runs `scenario` in a coordinator process of its own, and prints what it reports.
@@ -126,6 +153,20 @@ fn run_scenario(name: &str, scenario: &Scenario) {
         d.slices_fetched as f64 / d.seconds,
         d.fetch_calls,
         d.fetch_refusals,
+    );
+    let shards = d.submissions.max(1) as usize;
+    println!(
+        "  dependency slices fetched per shard, with {} MB of cache a worker: {:.2} (this lease order), {:.2} if handed out in order (computed), {:.2} without a cache",
+        WORKER_CACHE_BYTES >> 20,
+        d.slices_fetched as f64 / shards as f64,
+        in_order_fetches(scenario, shards),
+        in_order_fetches(
+            &Scenario {
+                worker_cache_bytes: 0,
+                ..scenario.clone()
+            },
+            shards
+        ),
     );
     println!(
         "  waiting on the coordinator: {:.2} % of the workers' time ({:.1} of {:.1} worker-seconds)",

@@ -52,6 +52,8 @@ struct Shard {
     copied_by: Vec<Party>,
     /// Since when the shard has been leased without a break.
     leased_since: Option<Instant>,
+    /// Whether the shard was ever leased (a pending one that was is work handed back).
+    ever_leased: bool,
 }
 
 /// Who counts as one source of a copy when shards are solved twice: a worker's session,
@@ -93,6 +95,10 @@ pub struct LeaseLedger {
     /// a speculative copy is made only of a shard out for twice the mean.
     finished_time: Duration,
     finished: u32,
+    /// The shard each worker was last given: its next is the one after, if free, so a
+    /// worker walks through neighbouring prize sets and its cache keeps the slices they
+    /// share.
+    last_shard: HashMap<WorkerId, usize>,
 }
 
 impl LeaseLedger {
@@ -110,6 +116,7 @@ impl LeaseLedger {
                 Shard {
                     copied_by: Vec::new(),
                     leased_since: None,
+                    ever_leased: false,
                     missing: prize_ranks.len(),
                     state: if prize_ranks.is_empty() {
                         ShardState::Done
@@ -131,6 +138,7 @@ impl LeaseLedger {
             max_per_worker: 2,
             finished_time: Duration::ZERO,
             finished: 0,
+            last_shard: HashMap::new(),
         }
     }
 
@@ -172,7 +180,8 @@ impl LeaseLedger {
         }
     }
 
-    /// Gives `worker` the first pending shard; when none is pending, a speculative copy
+    /// Gives `worker` a pending shard (see [`LeaseLedger::pending_for`]: the one after
+    /// its last if it can); when none is pending, a speculative copy
     /// of a leased shard that worker does not already hold. A worker holding its maximum
     /// of live leases waits.
     pub fn assign(&mut self, worker: WorkerId, now: Instant) -> Assignment {
@@ -190,10 +199,7 @@ impl LeaseLedger {
         if held >= self.max_per_worker {
             return Assignment::Wait;
         }
-        let pending = self
-            .shards
-            .iter()
-            .position(|s| s.state == ShardState::Pending && !s.copied_by.contains(&party));
+        let pending = self.pending_for(worker, party);
         let overdue = self.overdue_after();
         let chosen = pending.or_else(|| {
             self.shards.iter().position(|s| match &s.state {
@@ -215,6 +221,7 @@ impl LeaseLedger {
         let lease_id = self.next_lease;
         self.next_lease = lease_id.next();
         self.granted.insert(lease_id, (worker, index));
+        self.last_shard.insert(worker, index);
         self.leases.insert(
             lease_id,
             Lease {
@@ -224,6 +231,7 @@ impl LeaseLedger {
             },
         );
         let shard = &mut self.shards[index];
+        shard.ever_leased = true;
         match &mut shard.state {
             ShardState::Leased(ids) => ids.push(lease_id),
             state => {
@@ -235,6 +243,51 @@ impl LeaseLedger {
             lease_id,
             prize_ranks: shard.prize_ranks.clone(),
         }
+    }
+
+    /// The pending shard for `worker` of `party`, if any: the first that was handed back
+    /// (expired, released or rejected: done first, so it does not hold up the layer's
+    /// end); else the one after the worker's last, if pending; else a fresh stretch: the start of the longest run of never-leased shards, or its
+    /// middle when the shard just before it is leased (a worker walking into it): each
+    /// new worker halves the largest stretch left, so workers walk through separate
+    /// regions of the layer.
+    fn pending_for(&self, worker: WorkerId, party: Party) -> Option<usize> {
+        let free = |s: &Shard| s.state == ShardState::Pending && !s.copied_by.contains(&party);
+        if let Some(back) = self.shards.iter().position(|s| free(s) && s.ever_leased) {
+            return Some(back);
+        }
+        if let Some(&last) = self.last_shard.get(&worker)
+            && self.shards.get(last + 1).is_some_and(free)
+        {
+            return Some(last + 1);
+        }
+        // the longest run of fresh shards: (start, length), the first of equals
+        let mut best: Option<(usize, usize)> = None;
+        let mut run_start = None;
+        for (i, shard) in self.shards.iter().enumerate() {
+            let fresh = free(shard) && !shard.ever_leased;
+            match (fresh, run_start) {
+                (true, None) => run_start = Some(i),
+                (false, Some(start)) => {
+                    if best.is_none_or(|(_, len)| i - start > len) {
+                        best = Some((start, i - start));
+                    }
+                    run_start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(start) = run_start {
+            let len = self.shards.len() - start;
+            if best.is_none_or(|(_, best_len)| len > best_len) {
+                best = Some((start, len));
+            }
+        }
+        let (start, len) = best?;
+        // a worker on the shard just before will walk into this run: leave it room
+        let walked_into =
+            start > 0 && matches!(self.shards[start - 1].state, ShardState::Leased(_));
+        Some(if walked_into { start + len / 2 } else { start })
     }
 
     /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard
@@ -435,6 +488,40 @@ mod tests {
             LeaseLedger::new(vec![vec![0, 1], vec![2], vec![3, 4]], LEASE, LeaseId(1)),
             Instant::now(),
         )
+    }
+
+    #[test]
+    fn workers_walk_through_separate_regions_and_handed_back_work_goes_first() {
+        let shards: Vec<Vec<u32>> = (0..10).map(|r| vec![r]).collect();
+        let mut l = LeaseLedger::new(shards, LEASE, LeaseId(1));
+        let t0 = Instant::now();
+        let next = |l: &mut LeaseLedger, w: u64| match l.assign(W(w), t0) {
+            Assignment::Shard {
+                lease_id,
+                prize_ranks,
+            } => (lease_id, prize_ranks[0]),
+            other => panic!("{other:?}"),
+        };
+        // the first worker starts at the beginning, the second halves what is left
+        assert_eq!(next(&mut l, 1).1, 0);
+        assert_eq!(next(&mut l, 2).1, 5);
+        // each goes on with its neighbour
+        assert_eq!(next(&mut l, 1).1, 1);
+        l.slice_stored(0, t0);
+        assert_eq!(l.counts().done, 1);
+        // a third halves the longest stretch left (6..10, walked into from 5)
+        assert_eq!(next(&mut l, 3).1, 8);
+        assert_eq!(next(&mut l, 2).1, 6);
+        // work handed back is taken first, by whoever asks
+        let one = l
+            .leases
+            .iter()
+            .find(|(_, lease)| l.shards[lease.shard].prize_ranks == [1])
+            .map(|(&id, _)| id)
+            .unwrap();
+        l.release(W(1), one);
+        assert_eq!(next(&mut l, 3).1, 1);
+        l.assert_consistent();
     }
 
     #[test]

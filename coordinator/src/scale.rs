@@ -49,6 +49,9 @@ pub struct Scenario {
     pub shards: usize,
     /// Games per shard the coordinator aims at (its `target_games_per_shard`).
     pub target_games_per_shard: u64,
+    /// Bytes of dependency slices a simulated worker keeps between shards (a worker's
+    /// `--cache-mb`); 0 fetches every dependency of every shard.
+    pub worker_cache_bytes: u64,
 }
 
 impl Scenario {
@@ -64,6 +67,12 @@ impl Scenario {
             max_sessions: self.workers.max(16) * 2,
             ..CoordinatorConfig::default()
         }
+    }
+
+    /// Dependency slices a simulated worker's cache holds.
+    pub fn cache_slices(&self) -> usize {
+        let slice = zero_slice(self.n, self.k - 1).body.len().max(1) as u64;
+        (self.worker_cache_bytes / slice) as usize
     }
 
     /// The layer's shards as the coordinator plans them.
@@ -206,6 +215,7 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
             Arc::clone(&result),
         );
         let (threads, target, k) = (scenario.threads, scenario.shards as u64, scenario.k);
+        let cache_slices = scenario.cache_slices();
         tasks.push(tokio::spawn(async move {
             let mut client = Client::connect(url)
                 .await
@@ -223,6 +233,7 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
                 .map_err(|e| format!("hello: {e}"))?
                 .into_inner();
             let (worker_id, session_key) = (welcome.worker_id, welcome.session_key);
+            let mut cache = RankCache::new(cache_slices);
             while !done.load(Ordering::Relaxed) {
                 let asked = Instant::now();
                 let lease = LeaseRequest {
@@ -247,13 +258,16 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
                     }
                     Some(lease_reply::Reply::Finished(_)) | None => break,
                 };
-                // every dependency slice of the shard, fetched as a worker does
+                // every dependency slice of the shard not in the worker's cache, fetched
                 let needed: BTreeSet<u32> = shard
                     .prize_ranks
                     .iter()
                     .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
                     .collect();
-                let needed: Vec<u32> = needed.into_iter().collect();
+                let needed: Vec<u32> = needed
+                    .into_iter()
+                    .filter(|&rank| !cache.touch(rank))
+                    .collect();
                 for chunk in needed.chunks(gops_proto::MAX_FETCH_SLICES) {
                     fetch(&mut client, &counters, k - 1, chunk).await?;
                 }
@@ -396,4 +410,37 @@ pub async fn host(
             crate::service::serve(listener, served, tokens, quiet, std::future::pending()).await;
     });
     Ok((url, core))
+}
+
+/// The prize ranks a simulated worker has cached, least recently used dropped first.
+pub struct RankCache {
+    capacity: usize,
+    /// rank -> when last used
+    used: std::collections::HashMap<u32, u64>,
+    clock: u64,
+}
+
+impl RankCache {
+    pub fn new(capacity: usize) -> RankCache {
+        RankCache {
+            capacity,
+            used: std::collections::HashMap::new(),
+            clock: 0,
+        }
+    }
+
+    /// Whether `rank` was cached; it is cached (and most recently used) afterwards.
+    pub fn touch(&mut self, rank: u32) -> bool {
+        if self.capacity == 0 {
+            return false;
+        }
+        self.clock += 1;
+        let hit = self.used.insert(rank, self.clock).is_some();
+        if self.used.len() > self.capacity
+            && let Some((&oldest, _)) = self.used.iter().min_by_key(|(_, t)| **t)
+        {
+            self.used.remove(&oldest);
+        }
+        hit
+    }
 }

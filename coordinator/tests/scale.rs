@@ -20,6 +20,7 @@ fn simulated_workers_at_16_card_sizes_are_served_and_stored() {
         games_per_core_second: 5e8,
         shards: 40,
         target_games_per_shard: 200_000,
+        worker_cache_bytes: 0,
     };
     let plan = scenario.shard_plan();
     assert!(
