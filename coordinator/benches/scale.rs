@@ -4,7 +4,7 @@
 //! games on 64 and 512 worker cores.
 //!
 //! ```sh
-//! cargo bench -p gops-coordinator --bench scale                  # every scenario (~3 min)
+//! cargo bench -p gops-coordinator --bench scale                  # every scenario (~3 min, 10 GB of disk)
 //! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
 //! ```
 //!
@@ -72,10 +72,6 @@ fn main() {
                 "15 cards, layer 9, 128 workers x 2 cores",
                 scenario(15, 9, 128, 2, 300),
             ),
-            (
-                "16 cards, layer 10, 32 workers x 2 cores",
-                scenario(16, 10, 32, 2, 60),
-            ),
         ]
     };
     for (name, scenario) in scenarios {
@@ -142,9 +138,11 @@ fn run_scenario(name: &str, scenario: &Scenario) {
         report.slices_per_shard * size.games_per_slice() as f64 / 1e6
     );
     println!(
-        "  workers: {} submissions in {:.1} s: {:.1} leases/s, {:.1} submissions/s; in {:.1} MB/s ({:.0} slices/s), out {:.1} MB/s ({:.0} slices/s, {} fetch calls, {} refused busy)",
+        "  workers: {} submissions in {:.1} s ({} waits, {} duplicate slices): {:.1} leases/s, {:.1} submissions/s; in {:.1} MB/s ({:.0} slices/s), out {:.1} MB/s ({:.0} slices/s, {} fetch calls, {} refused busy)",
         d.submissions,
         d.seconds,
+        d.waits,
+        d.duplicates,
         d.leases as f64 / d.seconds,
         d.submissions as f64 / d.seconds,
         mb(d.bytes_submitted as f64) / d.seconds,

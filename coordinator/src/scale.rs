@@ -2,7 +2,7 @@
 //! simulated workers at the slice sizes of games too large to solve here (N = 15, 16).
 //!
 //! [`prepare`] makes a db whose layers below `k` are recorded complete, with the slices of
-//! layer `k - 1` that the first shards of layer `k` read stored in full size (zeros: the
+//! layer `k - 1` that layer `k` reads stored in full size (zeros: the
 //! values do not matter to the coordinator's costs); [`drive`] runs simulated workers that
 //! do what a worker does (hello, lease, fetch every dependency slice, submit slices of the
 //! right size) and stand in for the solving with a sleep of the time a real worker would
@@ -107,13 +107,14 @@ pub struct Prepared {
 }
 
 /// Makes the db at `path` for `scenario`: layers 1 to `k - 1` recorded complete, and the
-/// slices of layer `k - 1` that the first `scenario.shards` shards (and as many again,
-/// for the leases in flight at the end) read.
+/// slices of layer `k - 1` that the layer's shards read (all of them: affordable up to
+/// about layer 9 of 16 cards, 55 GB at layer 10).
 pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError> {
     let (n, k) = (scenario.n, scenario.k);
     let store = Store::open_or_create(path, n, Objective::Points)?;
     let plan = scenario.shard_plan();
-    let ready = plan.len().min(2 * scenario.shards + scenario.workers * 2);
+    // workers are leased regions all over the layer (lease affinity): every dependency
+    let ready = plan.len();
     let needed: BTreeSet<u32> = plan[..ready]
         .iter()
         .flatten()
