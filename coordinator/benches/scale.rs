@@ -72,6 +72,10 @@ fn main() {
                 "15 cards, layer 9, 128 workers x 2 cores",
                 scenario(15, 9, 128, 2, 300),
             ),
+            (
+                "16 cards, layer 8, 32 workers x 16 cores",
+                scenario(16, 8, 32, 16, 640),
+            ),
         ]
     };
     for (name, scenario) in scenarios {
