@@ -35,6 +35,7 @@ use crate::events::{EventKind, EventLog, unix_ms};
 use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
 use crate::open_layer::{FirstCopy, OpenLayer};
+use crate::rate::RecentRate;
 use crate::registry::{Credential, Refusal, WorkerRegistry};
 use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
@@ -162,6 +163,8 @@ struct Inner {
     finished_at: Option<Instant>,
     slices_this_run: u64,
     games_this_run: u64,
+    /// `games_this_run` over the last minute, for the time left.
+    recent: RecentRate,
     rejected: u64,
     /// Calls refused for a wrong session key.
     refused_calls: u64,
@@ -212,22 +215,26 @@ impl Coordinator {
             store,
             config,
             layer_games,
-            inner: Mutex::new(Inner {
-                open: None,
-                workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
-                next_lease: LeaseId(first_id),
-                started: Instant::now(),
-                finished_at: None,
-                slices_this_run: 0,
-                games_this_run: 0,
-                rejected: 0,
-                refused_calls: 0,
-                disagreements: 0,
-                failure: None,
-                repaired: 0,
-                slice_budget: None,
-                leased: HashSet::new(),
-                events: EventLog::default(),
+            inner: Mutex::new({
+                let started = Instant::now();
+                Inner {
+                    open: None,
+                    workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
+                    next_lease: LeaseId(first_id),
+                    started,
+                    finished_at: None,
+                    slices_this_run: 0,
+                    games_this_run: 0,
+                    recent: RecentRate::new(started),
+                    rejected: 0,
+                    refused_calls: 0,
+                    disagreements: 0,
+                    failure: None,
+                    repaired: 0,
+                    slice_budget: None,
+                    leased: HashSet::new(),
+                    events: EventLog::default(),
+                }
             }),
             observer,
         };
@@ -1059,6 +1066,8 @@ impl Coordinator {
         }
         inner.slices_this_run += u64::from(round.stored);
         inner.games_this_run = inner.games_this_run.saturating_add(games);
+        let total = inner.games_this_run;
+        inner.recent.record(now, total);
         inner.workers.credit(worker, u64::from(round.stored), games);
         if round.stored > 0 {
             self.observer.shard_done(k, round.stored as usize, games);
@@ -1127,11 +1136,15 @@ impl Coordinator {
         let inner = self.lock();
         let cluster = self.status_of(&inner, run, now);
         let left = games_left(&cluster.run.layers, &self.layer_games);
+        // a finished run's speed stops with it, as the averages do
+        let until = inner.finished_at.unwrap_or(now);
+        let recent = inner.recent.per_second(until, inner.games_this_run);
         Ok(LiveStatus {
             layer_games: self.layer_games.clone(),
             games_this_run: inner.games_this_run,
             games_left: left,
-            eta_seconds: eta_seconds(left, cluster.games_per_second),
+            recent_games_per_second: recent,
+            eta_seconds: eta_seconds(left, recent.unwrap_or(0.0)),
             uptime_seconds: now.saturating_duration_since(inner.started).as_secs_f64(),
             now_unix_ms: unix_ms(SystemTime::now()),
             events: inner.events.recent(),

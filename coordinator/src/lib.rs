@@ -12,6 +12,8 @@
 //! - [`status`]: the run's status, typed end to end (and its protocol message).
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
+//! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
+//! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
 //!   serves them and the dashboard.
@@ -21,10 +23,12 @@ pub mod checks;
 pub mod cluster;
 pub mod dashboard;
 pub mod events;
+pub mod fetch_slots;
 pub mod ledger;
 pub mod metrics;
 pub mod observer;
 pub mod open_layer;
+pub mod rate;
 pub mod registry;
 pub mod scale;
 pub mod service;

@@ -26,6 +26,7 @@ use tracing::{info, warn};
 
 use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
+use crate::fetch_slots::FetchSlots;
 use crate::registry::Credential;
 
 impl From<CoreError> for Status {
@@ -61,16 +62,13 @@ async fn blocking<T: Send + 'static>(
         .map_err(Status::from)
 }
 
-/// Slice streams served at once; more are refused (the worker retries).
-const MAX_FETCH_STREAMS: usize = 64;
-
 /// How long one slice of a stream may wait for its reader: a client that stops reading
 /// (or never grants flow-control window) loses its stream, not a thread.
 const FETCH_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct Service {
     core: Arc<Coordinator>,
-    fetch_streams: Arc<tokio::sync::Semaphore>,
+    fetch_slots: FetchSlots,
 }
 
 /// The caller a request names: its worker id and the session key it presents.
@@ -151,16 +149,11 @@ impl CoordinatorRpc for Service {
     ) -> Result<Response<SliceStream>, Status> {
         let r = request.into_inner();
         let layer = layer_of(r.layer)?;
-        let permit = Arc::clone(&self.fetch_streams)
-            .try_acquire_owned()
-            .map_err(|_| {
-                Status::resource_exhausted(format!(
-                    "{MAX_FETCH_STREAMS} slice streams are being served: try again shortly"
-                ))
-            })?;
         let core = Arc::clone(&self.core);
         let (check_core, ranks) = (Arc::clone(&core), r.prize_ranks.clone());
         blocking(move || check_core.check_fetch(layer, &ranks)).await?;
+        // a valid request waits its turn for a stream (a bad one is answered at once)
+        let permit = self.fetch_slots.acquire().await?;
         // one slice in memory at a time per stream; each read off the runtime, and a
         // reader that stops reading loses the stream after FETCH_SEND_TIMEOUT
         let (tx, rx) = tokio::sync::mpsc::channel(1);
@@ -341,7 +334,7 @@ pub fn grpc_service(
 ) -> InterceptedService<CoordinatorServer<Service>, TokenCheck> {
     let service = Service {
         core,
-        fetch_streams: Arc::new(tokio::sync::Semaphore::new(MAX_FETCH_STREAMS)),
+        fetch_slots: FetchSlots::default(),
     };
     let server = CoordinatorServer::new(service)
         .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)

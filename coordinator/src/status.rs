@@ -209,8 +209,11 @@ pub struct LiveStatus {
     pub games_this_run: u64,
     /// Matrix games still to solve, estimated from the slices done of each layer.
     pub games_left: u64,
-    /// `games_left` at this run's `games_per_second`; `null` before any game was solved
-    /// (and 0 once the run is complete).
+    /// Matrix games stored per second over the last minute (over the run while it is
+    /// shorter); `null` in the first second.
+    pub recent_games_per_second: Option<f64>,
+    /// `games_left` at `recent_games_per_second`; `null` while that is unknown or 0
+    /// (nothing stored for a minute), 0 once the run is complete.
     pub eta_seconds: Option<f64>,
     /// Seconds since the coordinator started.
     pub uptime_seconds: f64,
@@ -402,6 +405,7 @@ mod tests {
             layer_games: vec![0, 600],
             games_this_run: 200,
             games_left: 400,
+            recent_games_per_second: Some(200.0),
             eta_seconds: Some(2.0),
             uptime_seconds: 10.5,
             now_unix_ms: 1_700_000_000_000,
@@ -427,12 +431,13 @@ mod tests {
         assert_eq!(json["layer_games"], serde_json::json!([0, 600]));
         assert_eq!(json["games_this_run"], 200);
         assert_eq!(json["games_left"], 400);
+        assert_eq!(json["recent_games_per_second"], 200.0);
         assert_eq!(json["eta_seconds"], 2.0);
         assert_eq!(json["uptime_seconds"], 10.5);
         assert_eq!(json["now_unix_ms"], 1_700_000_000_000u64);
         assert_eq!(json["events"][0]["kind"], "layer_complete");
         assert_eq!(json["events"][0]["message"], "layer 1 complete");
-        assert_eq!(json.len(), plain.len() + 7);
+        assert_eq!(json.len(), plain.len() + 8);
         // a finished run: no open layer, and no estimate needed
         let finished = LiveStatus {
             eta_seconds: None,

@@ -91,10 +91,10 @@
     } else {
       $("eta").textContent = duration(s.eta_seconds);
     }
-    // a rough estimate: the games left at this run's average speed so far (early layers
-    // are small and slow per game, so it starts high and falls)
-    $("eta-sub").textContent = (s.complete ? "" : s.eta_seconds == null ? "no speed yet · " :
-      "at the average speed · ") + "up " + duration(s.uptime_seconds);
+    // a rough estimate: the games left at the last minute's speed (the average since
+    // the start is pulled down for long by the small early layers, slow per game)
+    $("eta-sub").textContent = (s.complete ? "" : s.eta_seconds == null ? "no speed now · " :
+      "at the last minute's speed · ") + "up " + duration(s.uptime_seconds);
 
     $("worker-count").textContent = s.workers.length + " live";
     const problems = $("problems");
