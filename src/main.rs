@@ -25,6 +25,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() {
+    memory::tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
