@@ -634,7 +634,7 @@ impl Coordinator {
     ) -> Result<SubmitOutcome, CoreError> {
         let worker = caller.worker;
         // 1. cheap checks under the lock: session, standing, lease, sorting
-        let (engine, mut fresh, mut disputed, duplicates) = {
+        let (engine, fresh, disputed, duplicates) = {
             let mut inner = self.lock();
             Self::authenticate(&mut inner, &caller, now)?;
             Self::check_standing(&inner, worker)?;
@@ -654,6 +654,8 @@ impl Coordinator {
                 Ok(sorted) => sorted,
                 Err(why) => return Err(self.reject(&mut inner, worker, lease_id, why)),
             };
+            // the layer does not complete while this submission is under way
+            open.submissions_in_flight += 1;
             (
                 Arc::clone(&open.engine),
                 sorted.fresh,
@@ -661,6 +663,28 @@ impl Coordinator {
                 sorted.duplicates,
             )
         };
+        let k = engine.k();
+        let outcome =
+            self.submit_sorted(worker, lease_id, engine, fresh, disputed, duplicates, now);
+        let ended = self.end_submission(k);
+        let outcome = outcome?;
+        ended?;
+        Ok(outcome)
+    }
+
+    /// [`Coordinator::submit`] after the sorting: the checks, the disputes and the
+    /// writes, in rounds.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_sorted(
+        &self,
+        worker: WorkerId,
+        lease_id: LeaseId,
+        engine: Arc<LayerEngine>,
+        mut fresh: Vec<Submitted>,
+        mut disputed: Vec<Submitted>,
+        duplicates: u32,
+        now: Instant,
+    ) -> Result<SubmitOutcome, CoreError> {
         let mut outcome = SubmitOutcome {
             stored: 0,
             duplicates,
@@ -1057,7 +1081,6 @@ impl Coordinator {
             games = games.saturating_add(s.bytes.games);
             round.stored += 1;
         }
-        let layer_done = open.ledger.is_done();
         for author in blamed {
             inner.workers.blame(author);
         }
@@ -1072,10 +1095,25 @@ impl Coordinator {
         if round.stored > 0 {
             self.observer.shard_done(k, round.stored as usize, games);
         }
-        if layer_done {
-            self.complete_layer(inner)?;
-        }
         Ok(round)
+    }
+
+    /// A submission to layer `k` is over (whatever its outcome): the layer completes
+    /// when its slices are all stored and no other submission to it is under way. A
+    /// copy that disagrees with a stored one is thus settled, the stored one replaced if
+    /// it is wrong, before the layer's checksum is taken; completing at the last stored
+    /// slice let a lie that won the race to the last shard's store outlive its dispute.
+    fn end_submission(&self, k: u8) -> Result<(), CoreError> {
+        let mut inner = self.lock();
+        let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
+            return Ok(());
+        };
+        open.submissions_in_flight = open.submissions_in_flight.saturating_sub(1);
+        if open.submissions_in_flight == 0 && open.ledger.is_done() {
+            self.complete_layer(&mut inner)
+                .inspect_err(|e| Self::note_failure(&mut inner, e))?;
+        }
+        Ok(())
     }
 
     fn reject(

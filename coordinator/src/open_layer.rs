@@ -38,6 +38,9 @@ pub struct OpenLayer {
     /// Slices being written to the store without the coordinator's lock, by the digest
     /// of the copy being written: another copy of one is a duplicate or a race.
     pub storing: HashMap<u32, Digest>,
+    /// Submissions to this layer sorted and not yet ended: the layer completes only
+    /// when none is left (see `Coordinator::end_submission`).
+    pub submissions_in_flight: usize,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
     pub below: Arc<Mutex<SliceCache>>,
 }
@@ -86,6 +89,7 @@ impl OpenLayer {
             stored_by: HashMap::new(),
             unconfirmed: HashMap::new(),
             storing: HashMap::new(),
+            submissions_in_flight: 0,
             below: Arc::new(Mutex::new(SliceCache::new(config.verify_cache_bytes))),
         })
     }
