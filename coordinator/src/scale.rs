@@ -100,8 +100,6 @@ pub struct Prepared {
     /// Dependency slices of layer `k - 1` stored, and their bytes.
     pub slices_below: usize,
     pub bytes_below: u64,
-    /// Shards of layer `k` that have their dependencies stored.
-    pub shards_ready: usize,
     /// Bytes of one submitted slice of layer `k`.
     pub slice_bytes: u64,
 }
@@ -114,8 +112,7 @@ pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError>
     let store = Store::open_or_create(path, n, Objective::Points)?;
     let plan = scenario.shard_plan();
     // workers are leased regions all over the layer (lease affinity): every dependency
-    let ready = plan.len();
-    let needed: BTreeSet<u32> = plan[..ready]
+    let needed: BTreeSet<u32> = plan
         .iter()
         .flatten()
         .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
@@ -141,7 +138,6 @@ pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError>
     Ok(Prepared {
         slices_below: needed.len(),
         bytes_below: needed.len() as u64 * below.body.len() as u64,
-        shards_ready: ready,
         slice_bytes: zero_slice(n, k).body.len() as u64,
     })
 }
