@@ -24,14 +24,16 @@ const MAX_ARENAS: i32 = 4;
 /// Sets glibc's malloc so that resident memory follows the memory held: a fixed mmap
 /// threshold (glibc raises it to 32 MiB as large blocks are freed, after which slices
 /// come from the arenas and their space stays resident) and few arenas. Call before
-/// any thread starts. Whether glibc took both settings; other C libraries and systems
-/// keep their defaults (false).
+/// any thread starts (arenas made before stay). Whether glibc took both settings (each
+/// is tried whatever the other's fate); other C libraries and systems keep their
+/// defaults (false).
 pub fn tune_allocator() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt sets allocator parameters only; no other thread exists yet.
+    // SAFETY: mallopt only sets allocator parameters, under malloc's own lock.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING_FROM) == 1
-            && libc::mallopt(libc::M_ARENA_MAX, MAX_ARENAS) == 1
+        let threshold = libc::mallopt(libc::M_MMAP_THRESHOLD, OWN_MAPPING_FROM) == 1;
+        let arenas = libc::mallopt(libc::M_ARENA_MAX, MAX_ARENAS) == 1;
+        threshold && arenas
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     false
