@@ -6,6 +6,8 @@
 //! ```sh
 //! cargo bench -p gops-coordinator --bench scale                  # every scenario (~3 min, 10 GB of disk)
 //! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
+//! cargo bench -p gops-coordinator --bench scale -- --games       # the whole-games table only
+//! cargo bench -p gops-coordinator --bench scale -- --games --cache-mb 16000   # with larger worker caches
 //! ```
 //!
 //! Each scenario prints what the simulated workers saw (leases, submissions, slices and
@@ -20,6 +22,7 @@ use std::time::Instant;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_coordinator::cluster::CoordinatorConfig;
+use gops_coordinator::fetch_model::simulate_layer_fetches;
 use gops_coordinator::scale::{
     DriveReport, Prepared, RankCache, Scenario, drive, host, prepare, shard_plan,
 };
@@ -52,7 +55,16 @@ fn main() {
         return layers_table(args[i + 1].parse().expect("--layers N"));
     }
     let quick = args.iter().any(|a| a == "--quick");
-    games_table();
+    let cache_bytes = args
+        .iter()
+        .position(|a| a == "--cache-mb")
+        .map_or(WORKER_CACHE_BYTES, |i| {
+            args[i + 1].parse::<u64>().expect("--cache-mb MB") << 20
+        });
+    games_table(cache_bytes);
+    if args.iter().any(|a| a == "--games") {
+        return;
+    }
     let scenarios: Vec<(&str, Scenario)> = if quick {
         vec![(
             "16 cards, layer 7, 32 workers x 2 cores",
@@ -261,10 +273,13 @@ fn peak_rss() -> u64 {
 
 /// What whole games ask of the coordinator: matrix games, db size, and the bytes that go
 /// through it (every slice handed in once; every shard's dependency slices fetched once
-/// per shard, as by a worker without a cache: an upper bound).
-fn games_table() {
+/// per shard, as by a worker without a cache: an upper bound; and the same with each
+/// worker's cache of `cache_bytes`, for 4 and 32 workers of 16 cores taking shards in the
+/// lease ledger's order, from `fetch_model`).
+fn games_table(cache_bytes: u64) {
     println!(
-        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | shards | wall on 64 cores | on 512 cores"
+        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | bytes out, 4 x 16 cores, {} MB caches (model) | 32 x 16 (model) | shards | wall on 64 cores | on 512 cores",
+        cache_bytes >> 20
     );
     let started = Instant::now();
     for (n, objective) in [
@@ -275,6 +290,8 @@ fn games_table() {
         (13, Objective::Win),
     ] {
         let (mut games, mut bytes_in, mut bytes_out, mut shards) = (0u64, 0u64, 0u64, 0usize);
+        // bytes out with caches, by the lease ledger's order: 4 and 32 workers of 16 cores
+        let mut modelled = [(4usize, 0u64), (32, 0)];
         for k in 1..=n {
             let size = LayerSize::of(n, k, objective);
             let plan = shard_plan(&size, &CoordinatorConfig::default());
@@ -300,15 +317,22 @@ fn games_table() {
                 .sum();
             bytes_out += fetched;
             shards += plan.len();
+            let cache_slices = (cache_bytes / slice_bytes(k - 1).max(1)) as usize;
+            for (workers, bytes) in &mut modelled {
+                let fetches = simulate_layer_fetches(plan.clone(), k, *workers, cache_slices);
+                *bytes += fetches.fetched * slice_bytes(k - 1);
+            }
         }
         let minutes = |cores: f64| games as f64 / (cores * GAMES_PER_CORE_SECOND) / 60.0;
         println!(
-            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {shards} | {:.0} min | {:.1} min",
+            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {shards} | {:.0} min | {:.1} min",
             objective.name(),
             games as f64,
             estimated_db_bytes(n, objective) as f64 / 1e9,
             bytes_in as f64 / 1e9,
             bytes_out as f64 / 1e9,
+            modelled[0].1 as f64 / 1e9,
+            modelled[1].1 as f64 / 1e9,
             minutes(64.0),
             minutes(512.0),
         );

@@ -13,6 +13,8 @@
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
+//! - [`fetch_model`]: the dependency slices a layer's workers fetch with their caches, by
+//!   the real lease order (for sizing a coordinator's network).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
@@ -23,6 +25,7 @@ pub mod checks;
 pub mod cluster;
 pub mod dashboard;
 pub mod events;
+pub mod fetch_model;
 pub mod fetch_slots;
 pub mod ledger;
 pub mod metrics;

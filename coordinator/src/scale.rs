@@ -34,6 +34,7 @@ use gops_proto::wire::slice_data;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::CoordinatorConfig;
+pub use crate::fetch_model::RankCache;
 
 /// One scenario: layer `k` of the `n`-card points game.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -407,37 +408,4 @@ pub async fn host(
             crate::service::serve(listener, served, tokens, quiet, std::future::pending()).await;
     });
     Ok((url, core))
-}
-
-/// The prize ranks a simulated worker has cached, least recently used dropped first.
-pub struct RankCache {
-    capacity: usize,
-    /// rank -> when last used
-    used: std::collections::HashMap<u32, u64>,
-    clock: u64,
-}
-
-impl RankCache {
-    pub fn new(capacity: usize) -> RankCache {
-        RankCache {
-            capacity,
-            used: std::collections::HashMap::new(),
-            clock: 0,
-        }
-    }
-
-    /// Whether `rank` was cached; it is cached (and most recently used) afterwards.
-    pub fn touch(&mut self, rank: u32) -> bool {
-        if self.capacity == 0 {
-            return false;
-        }
-        self.clock += 1;
-        let hit = self.used.insert(rank, self.clock).is_some();
-        if self.used.len() > self.capacity
-            && let Some((&oldest, _)) = self.used.iter().min_by_key(|(_, t)| **t)
-        {
-            self.used.remove(&oldest);
-        }
-        hit
-    }
 }
