@@ -60,7 +60,8 @@ pub struct CoordinatorConfig {
     pub verify_cache_bytes: usize,
     /// A worker (or credential) with this many rejected submissions gets no more shards.
     pub max_rejections: u64,
-    /// Live leases one worker may hold at once.
+    /// Live leases one worker may hold at once: one being solved, one being handed in,
+    /// and the next, leased and fetched ahead while the first is solved.
     pub max_leases_per_worker: usize,
     /// Sessions the registry holds at most (silent ones are forgotten first).
     pub max_sessions: usize,
@@ -91,7 +92,7 @@ impl Default for CoordinatorConfig {
             max_fetch: gops_proto::MAX_FETCH_SLICES,
             verify_cache_bytes: 512 << 20,
             max_rejections: 3,
-            max_leases_per_worker: 2,
+            max_leases_per_worker: 3,
             max_sessions: 10_000,
             replicate: false,
         }

@@ -89,7 +89,8 @@ pub struct LeaseLedger {
     lease_duration: Duration,
     /// A shard gets at most this many leases at once (1 + speculative copies).
     max_copies: usize,
-    /// A worker holds at most this many live leases (one solving, one submitting).
+    /// A worker holds at most this many live leases (the cluster sets three: one solving,
+    /// one submitting, one leased ahead).
     max_per_worker: usize,
     /// Time from first lease to done of the shards finished so far, and their number:
     /// a speculative copy is made only of a shard out for twice the mean.

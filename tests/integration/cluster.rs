@@ -106,6 +106,47 @@ fn a_worker_killed_mid_shard_costs_only_its_shard() {
 }
 
 #[test]
+fn a_worker_asked_to_stop_gives_back_the_shard_it_leased_ahead() {
+    let (_dir, db) = temp_db();
+    // leases of 10 s, far longer than the moments between the last lease and the status
+    // below: a shard still leased then was kept, not given back (and the coordinator's
+    // exit waits one lease for the silent worker); small shards, so a layer has many
+    let (coord, url) = coordinator(
+        &db,
+        8,
+        "127.0.0.1:0",
+        &["--lease-ms", "10000", "--shard-games", "500"],
+    );
+    let mut ahead = worker(&url, &["--name", "ahead"]);
+    // well inside layer 4 (70 prize sets), where the next lease is always a shard
+    ahead.wait_for("leases in layer 4", |l| {
+        l.contains("shard leased") && l.contains("layer=4 ")
+    });
+    ahead.terminate();
+    let (ok, lines) = ahead.finish();
+    assert!(ok, "{}", lines.join("\n"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("gave back the shard leased ahead")),
+        "{}",
+        lines.join("\n")
+    );
+    let out = gops(&["status", "--coordinator", &url, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["shards"]["leased"], 0, "{status}");
+    assert!(
+        status["shards"]["pending"].as_u64().unwrap() > 0,
+        "{status}"
+    );
+    // a second worker finishes the run from there
+    assert!(worker(&url, &[]).finish().0);
+    assert!(coord.finish().0);
+    assert_eq!(checksums(&db), reference(8, "points"));
+}
+
+#[test]
 fn a_restarted_coordinator_resumes_and_redoes_nothing() {
     let (_dir, db) = temp_db();
     let (coord, url) = coordinator(&db, 9, "127.0.0.1:0", &[]);

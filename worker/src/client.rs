@@ -1,7 +1,9 @@
 //! The worker's main loop: hello, then lease a shard, fetch the slices it depends on,
 //! solve it on the thread pool while heartbeating, hand it in (while solving the next),
 //! and again, until the run is finished or shutdown is asked for (the shard in hand is
-//! finished and submitted first). A coordinator that is unreachable is retried with
+//! finished and submitted first, a shard leased ahead is given back). While a shard is
+//! solved, the next one is leased and its slices fetched, so the solver threads do not
+//! wait on the network. A coordinator that is unreachable is retried with
 //! backoff; one that restarted and forgot this worker is greeted again.
 
 use std::collections::HashMap;
@@ -18,7 +20,7 @@ use gops_common::slice::Slice;
 use gops_proto::ids::LeaseId;
 use gops_proto::v1::{LeaseRequest, ReleaseRequest, lease_reply};
 use tokio::sync::watch;
-use tracing::{Instrument, debug, error, info};
+use tracing::{Instrument, debug, error, info, warn};
 
 use crate::backoff::Backoff;
 use crate::call::Called;
@@ -156,33 +158,26 @@ async fn work(
     let mut cache = SliceCache::new(cache_bytes);
     let mut engine: Option<Arc<LayerEngine>> = None;
     let mut summary = WorkerSummary::default();
-    // the previous shard's submission runs while the next shard is solved
     let mut in_flight: Option<InFlight> = None;
+    // the next shard, leased and fetched while the one before was being solved
+    let mut ahead: Option<Next> = None;
     loop {
         if *shutdown.borrow() {
+            if let Some(Next::Ready(ready)) = ahead.take() {
+                release(&session, ready.shard.lease_id).await;
+                info!(lease = %ready.shard.lease_id, "gave back the shard leased ahead");
+            }
             settle(&mut in_flight, &mut summary).await?;
             info!("shutting down");
             return Ok(summary);
         }
-        let request = LeaseRequest {
-            worker_id: session.id().0,
-            session_key: session.key.to_wire(),
+        let next = match ahead.take() {
+            Some(next) => next,
+            None => next_shard(&session, &mut cache, &mut engine).await?,
         };
-        let reply = match session
-            .call("lease", |mut c| {
-                let r = request.clone();
-                async move { c.lease(r).await }
-            })
-            .await?
-        {
-            Called::Done(reply) => reply,
-            Called::Forgotten => {
-                session.hello(&config.name, config.threads).await?;
-                continue;
-            }
-        };
-        let shard = match reply.reply {
-            Some(lease_reply::Reply::Finished(_)) => {
+        let ready = match next {
+            Next::Ready(ready) => ready,
+            Next::Finished => {
                 settle(&mut in_flight, &mut summary).await?;
                 info!(
                     shards = summary.shards,
@@ -191,65 +186,46 @@ async fn work(
                 );
                 return Ok(summary);
             }
-            Some(lease_reply::Reply::Wait(_)) if in_flight.is_some() => {
-                // most likely the layer waits for our own submission
+            Next::Wait(_) if in_flight.is_some() => {
                 settle(&mut in_flight, &mut summary).await?;
                 continue;
             }
-            Some(lease_reply::Reply::Wait(wait)) => {
-                let pause = Duration::from_millis(wait.retry_after_ms.clamp(1, 10_000));
+            Next::Wait(pause) => {
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
                     _ = shutdown.changed() => {}
                 }
                 continue;
             }
-            Some(lease_reply::Reply::Shard(shard)) => shard,
-            None => return Err(ClientError::Protocol("empty lease reply".into())),
-        };
-        let shard = LeasedShard::from_proto(shard, session.n)?;
-        let layer = shard.layer;
-        info!(
-            layer,
-            lease = %shard.lease_id,
-            slices = shard.prize_ranks.len(),
-            "shard leased"
-        );
-        let started = Instant::now();
-        let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
-            Some(e) => Arc::clone(e),
-            None => {
-                let (n, objective) = (session.n, session.objective);
-                let built =
-                    tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
-                        .await
-                        .map_err(|e| ClientError::Protocol(e.to_string()))?;
-                cache.keep_layer(layer - 1);
-                let built = Arc::new(built);
-                engine = Some(Arc::clone(&built));
-                built
+            Next::Forgotten => {
+                session.hello(&config.name, config.threads).await?;
+                continue;
             }
         };
-        let deps = fetch_dependencies(&mut session, &mut cache, layer, &shard.prize_ranks).await?;
-        let fetched = started.elapsed();
-        let solved = solve_with_heartbeats(&session, &solver, layer_engine, deps, &shard).await?;
-        debug!(
-            layer,
-            lease_and_fetch_ms = fetched.as_millis() as u64,
-            solve_ms = (started.elapsed() - fetched).as_millis() as u64,
-            "shard solved"
-        );
-        let solved = match solved {
+        let (layer, lease_id, leased_at) =
+            (ready.shard.layer, ready.shard.lease_id, ready.leased_at);
+        let (solved, prefetched) =
+            solve_leasing_ahead(&session, &solver, &mut cache, &mut engine, ready).await;
+        let solved = match solved.and_then(|r| r.map_err(ClientError::from)) {
             Ok(slices) => slices,
-            Err(e) => {
-                error!(layer, error = %e, "shard failed; giving it back");
-                let request = ReleaseRequest {
-                    worker_id: session.id().0,
-                    lease_id: shard.lease_id.0,
-                    session_key: session.key.to_wire(),
-                };
-                let _ = session.client.clone().release(request).await;
-                return Err(e.into());
+            Err(error) => {
+                error!(layer, error = %error, "shard failed; giving it back");
+                release(&session, lease_id).await;
+                if let Ok(Next::Ready(next)) = prefetched {
+                    release(&session, next.shard.lease_id).await;
+                }
+                return Err(error);
+            }
+        };
+        ahead = match prefetched {
+            // a wait answered before this shard was solved is stale: ask again
+            Ok(Next::Wait(_)) => None,
+            Ok(next) => Some(next),
+            // the lease at the top of the loop asks again, with its retries and the
+            // shutdown check, once this shard is handed in
+            Err(error) => {
+                warn!(error = %error, "leasing ahead failed; asking again after this shard");
+                None
             }
         };
         let games: u64 = solved.iter().map(|s| s.games).sum();
@@ -262,15 +238,173 @@ async fn work(
         );
         in_flight = Some(InFlight {
             task: tokio::spawn(
-                send_submission(session.submitter(), shard.lease_id, chunks).in_current_span(),
+                send_submission(session.submitter(), lease_id, chunks).in_current_span(),
             ),
             layer,
-            lease_id: shard.lease_id,
+            lease_id,
             slices: solved.len(),
             games,
-            started,
+            started: leased_at,
         });
     }
+}
+
+/// A shard leased and ready to solve: its layer's engine and its dependency slices.
+struct ReadyShard {
+    shard: LeasedShard,
+    engine: Arc<LayerEngine>,
+    deps: HashMap<u32, Arc<Slice>>,
+    /// When the lease was asked for, and how long leasing, building the engine and
+    /// fetching took.
+    leased_at: Instant,
+    prepared_in: Duration,
+}
+
+/// What asking the coordinator for work gave.
+enum Next {
+    Ready(ReadyShard),
+    /// Nothing to lease now: ask again after this long (or once a submission settles).
+    Wait(Duration),
+    /// Every layer is done.
+    Finished,
+    /// The coordinator restarted and forgot this worker: say hello again.
+    Forgotten,
+}
+
+/// Leases a shard and makes it ready: the layer's engine (built when the layer is new,
+/// which also tells the cache to keep only that layer's dependencies) and the slices it
+/// reads, from the cache or fetched.
+async fn next_shard(
+    session: &Session,
+    cache: &mut SliceCache,
+    engine: &mut Option<Arc<LayerEngine>>,
+) -> Result<Next, ClientError> {
+    let started = Instant::now();
+    let request = LeaseRequest {
+        worker_id: session.id().0,
+        session_key: session.key.to_wire(),
+    };
+    let reply = match session
+        .call("lease", |mut c| {
+            let r = request.clone();
+            async move { c.lease(r).await }
+        })
+        .await?
+    {
+        Called::Done(reply) => reply,
+        Called::Forgotten => return Ok(Next::Forgotten),
+    };
+    let shard = match reply.reply {
+        Some(lease_reply::Reply::Finished(_)) => return Ok(Next::Finished),
+        Some(lease_reply::Reply::Wait(wait)) => {
+            return Ok(Next::Wait(Duration::from_millis(
+                wait.retry_after_ms.clamp(1, 10_000),
+            )));
+        }
+        Some(lease_reply::Reply::Shard(shard)) => shard,
+        None => return Err(ClientError::Protocol("empty lease reply".into())),
+    };
+    let shard = LeasedShard::from_proto(shard, session.n)?;
+    let layer = shard.layer;
+    info!(
+        layer,
+        lease = %shard.lease_id,
+        slices = shard.prize_ranks.len(),
+        "shard leased"
+    );
+    let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
+        Some(e) => Arc::clone(e),
+        None => {
+            let (n, objective) = (session.n, session.objective);
+            let built = tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
+                .await
+                .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            cache.keep_layer(layer - 1);
+            let built = Arc::new(built);
+            *engine = Some(Arc::clone(&built));
+            built
+        }
+    };
+    let deps = fetch_dependencies(session, cache, layer, &shard.prize_ranks).await?;
+    Ok(Next::Ready(ReadyShard {
+        shard,
+        engine: layer_engine,
+        deps,
+        leased_at: started,
+        prepared_in: started.elapsed(),
+    }))
+}
+
+/// Solves `ready` and, meanwhile, leases and fetches the next shard, so the solver
+/// threads do not sit idle while a lease and its slices travel; the next shard's lease
+/// is heartbeaten once it is held. Returns the solved slices and what the next lease
+/// gave.
+async fn solve_leasing_ahead(
+    session: &Session,
+    solver: &Arc<ShardSolver>,
+    cache: &mut SliceCache,
+    engine: &mut Option<Arc<LayerEngine>>,
+    ready: ReadyShard,
+) -> (
+    Result<Result<Vec<SolvedSlice>, ShardError>, ClientError>,
+    Result<Next, ClientError>,
+) {
+    let started = Instant::now();
+    let ReadyShard {
+        shard,
+        engine: layer_engine,
+        deps,
+        prepared_in,
+        ..
+    } = ready;
+    let solving = solve_with_heartbeats(session, solver, layer_engine, deps, &shard);
+    let leasing = next_shard(session, cache, engine);
+    tokio::pin!(solving, leasing);
+    let (mut solved, mut next) = (None, None);
+    let mut solved_in = Duration::ZERO;
+    while solved.is_none() || next.is_none() {
+        // the next shard's lease, once held, is kept alive while this one is solved
+        let held = match &next {
+            Some(Ok(Next::Ready(r))) if solved.is_none() => Some(r.shard.lease_id),
+            _ => None,
+        };
+        let beats = keep_lease(
+            session.client.clone(),
+            session.caller(),
+            held.unwrap_or(LeaseId(0)),
+            session.lease / 3,
+            Phase::Solving,
+        );
+        tokio::select! {
+            result = &mut solving, if solved.is_none() => {
+                solved_in = started.elapsed();
+                solved = Some(result);
+            }
+            result = &mut leasing, if next.is_none() => next = Some(result),
+            () = beats, if held.is_some() => unreachable!("heartbeats never end"),
+        }
+    }
+    debug!(
+        layer = shard.layer,
+        lease_and_fetch_ms = prepared_in.as_millis() as u64,
+        solve_ms = solved_in.as_millis() as u64,
+        "shard solved"
+    );
+    (
+        solved.expect("loop ends with both"),
+        next.expect("loop ends with both"),
+    )
+}
+
+/// Gives a lease back unfinished; the coordinator not answering is no reason to stop
+/// (the lease expires anyway).
+async fn release(session: &Session, lease_id: LeaseId) {
+    let request = ReleaseRequest {
+        worker_id: session.id().0,
+        lease_id: lease_id.0,
+        session_key: session.key.to_wire(),
+    };
+    let _ = session.client.clone().release(request).await;
 }
 
 /// Solves the shard on the pool, off the runtime, heartbeating its lease meanwhile.

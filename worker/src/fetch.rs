@@ -19,7 +19,7 @@ use crate::session::Session;
 
 /// The slices of layer `layer - 1` that the shard of `prize_ranks` reads, by prize rank.
 pub async fn fetch_dependencies(
-    session: &mut Session,
+    session: &Session,
     cache: &mut SliceCache,
     layer: u8,
     prize_ranks: &[u32],
