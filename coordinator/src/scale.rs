@@ -29,7 +29,7 @@ use gops_common::plan::LayerSize;
 use gops_common::slice::{Slice, SliceBytes};
 use gops_db::store::{LayerRecord, Store, StoreError};
 use gops_proto::v1::coordinator_client::CoordinatorClient;
-use gops_proto::v1::{FetchRequest, HelloRequest, LeaseRequest, SubmitRequest, lease_reply};
+use gops_proto::v1::{FetchRequest, HelloRequest, LeaseRequest, Shard, SubmitRequest, lease_reply};
 use gops_proto::wire::slice_data;
 use serde::{Deserialize, Serialize};
 
@@ -230,97 +230,77 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
                 .await
                 .map_err(|e| format!("hello: {e}"))?
                 .into_inner();
-            let (worker_id, session_key) = (welcome.worker_id, welcome.session_key);
+            let me = SimulatedWorker {
+                worker_id: welcome.worker_id,
+                session_key: welcome.session_key,
+                k,
+                counters: Arc::clone(&counters),
+                result: Arc::clone(&result),
+            };
             let mut cache = RankCache::new(cache_slices);
+            // as a worker does: the shard in hand is solved while the one before is
+            // handed in and the next is leased and fetched; only the time the solving
+            // cannot cover counts as waiting
+            let mut ahead: Option<Shard> = None;
+            let mut handing_in: Option<Shard> = None;
             while !done.load(Ordering::Relaxed) {
-                let asked = Instant::now();
-                let lease = LeaseRequest {
-                    worker_id,
-                    session_key: session_key.clone(),
-                };
-                let reply = client
-                    .lease(lease)
-                    .await
-                    .map_err(|e| format!("lease: {e}"))?
-                    .into_inner();
-                counters.leases.fetch_add(1, Ordering::Relaxed);
-                let shard = match reply.reply {
-                    Some(lease_reply::Reply::Shard(shard)) => shard,
-                    Some(lease_reply::Reply::Wait(wait)) => {
-                        counters.waits.fetch_add(1, Ordering::Relaxed);
-                        tokio::time::sleep(Duration::from_millis(wait.retry_after_ms)).await;
+                let shard = match ahead.take() {
+                    Some(shard) => shard,
+                    None => {
+                        let asked = Instant::now();
+                        let next = me.lease_and_fetch(&mut client, &mut cache).await?;
+                        if let Some(previous) = handing_in.take() {
+                            me.hand_in(&mut client, previous, &submitted, target, &done)
+                                .await?;
+                        }
+                        let shard = match next {
+                            Leased::Shard(shard) => Some(shard),
+                            Leased::Wait(pause) => {
+                                tokio::time::sleep(pause).await;
+                                None
+                            }
+                            Leased::Finished => break,
+                        };
                         counters
                             .waiting_micros
                             .fetch_add(micros(asked.elapsed()), Ordering::Relaxed);
-                        continue;
+                        match shard {
+                            Some(shard) => shard,
+                            None => continue,
+                        }
                     }
-                    Some(lease_reply::Reply::Finished(_)) | None => break,
                 };
-                // every dependency slice of the shard not in the worker's cache, fetched
-                let needed: BTreeSet<u32> = shard
-                    .prize_ranks
-                    .iter()
-                    .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
-                    .collect();
-                let needed: Vec<u32> = needed
-                    .into_iter()
-                    .filter(|&rank| !cache.touch(rank))
-                    .collect();
-                for chunk in needed.chunks(gops_proto::MAX_FETCH_SLICES) {
-                    fetch(&mut client, &counters, k - 1, chunk).await?;
-                }
-                counters
-                    .waiting_micros
-                    .fetch_add(micros(asked.elapsed()), Ordering::Relaxed);
                 // the solving, simulated
                 let solve = Duration::from_secs_f64(
                     shard.prize_ranks.len() as f64 * games_per_slice * per_game,
                 );
-                tokio::time::sleep(solve).await;
+                let started = Instant::now();
+                let mut background = client.clone();
+                let previous = handing_in.take();
+                let (_, next) = tokio::join!(tokio::time::sleep(solve), async {
+                    if let Some(previous) = previous {
+                        me.hand_in(&mut background, previous, &submitted, target, &done)
+                            .await?;
+                    }
+                    me.lease_and_fetch(&mut background, &mut cache).await
+                });
                 counters
                     .solving_micros
                     .fetch_add(micros(solve), Ordering::Relaxed);
-                let handing_in = Instant::now();
-                let slices: Vec<_> = shard
-                    .prize_ranks
-                    .iter()
-                    .map(|&rank| slice_data(k, rank, (*result).clone()))
-                    .collect();
-                let count = slices.len() as u64;
-                let request = SubmitRequest {
-                    worker_id,
-                    lease_id: shard.lease_id,
-                    slices,
-                    session_key: session_key.clone(),
+                counters.waiting_micros.fetch_add(
+                    micros(started.elapsed().saturating_sub(solve)),
+                    Ordering::Relaxed,
+                );
+                ahead = match next? {
+                    Leased::Shard(next) => Some(next),
+                    // asked again once this shard is in hand
+                    Leased::Wait(_) | Leased::Finished => None,
                 };
-                let reply = client
-                    .submit(request)
-                    .await
-                    .map_err(|e| format!("submit: {e}"))?
-                    .into_inner();
-                counters
-                    .waiting_micros
-                    .fetch_add(micros(handing_in.elapsed()), Ordering::Relaxed);
-                // a speculative copy of a slow shard may find its slices stored already
-                if u64::from(reply.stored + reply.duplicates) != count {
-                    return Err(format!(
-                        "submit: {} of {count} slices stored, {} already stored",
-                        reply.stored, reply.duplicates
-                    ));
-                }
-                counters
-                    .duplicates
-                    .fetch_add(u64::from(reply.duplicates), Ordering::Relaxed);
-                counters.submissions.fetch_add(1, Ordering::Relaxed);
-                counters
-                    .slices_submitted
-                    .fetch_add(count, Ordering::Relaxed);
-                counters
-                    .bytes_submitted
-                    .fetch_add(count * result.body.len() as u64, Ordering::Relaxed);
-                if submitted.fetch_add(1, Ordering::Relaxed) + 1 >= target {
-                    done.store(true, Ordering::Relaxed);
-                }
+                handing_in = Some(shard);
+            }
+            if let Some(last) = handing_in.take() {
+                me.hand_in(&mut client, last, &submitted, target, &done)
+                    .await?;
             }
             Ok::<(), String>(())
         }));
@@ -344,6 +324,114 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
         solving_seconds: load(&counters.solving_micros) as f64 / 1e6,
         waiting_seconds: load(&counters.waiting_micros) as f64 / 1e6,
     })
+}
+
+/// What a simulated worker's lease gave.
+enum Leased {
+    Shard(Shard),
+    Wait(Duration),
+    Finished,
+}
+
+/// One simulated worker's identity and what it reports to.
+struct SimulatedWorker {
+    worker_id: u64,
+    session_key: Vec<u8>,
+    k: u8,
+    counters: Arc<Counters>,
+    /// The slice it hands in for every prize set (zeros, of the right size).
+    result: Arc<SliceBytes>,
+}
+
+impl SimulatedWorker {
+    /// Leases a shard and fetches every dependency slice of it that is not in `cache`.
+    async fn lease_and_fetch(
+        &self,
+        client: &mut Client,
+        cache: &mut RankCache,
+    ) -> Result<Leased, String> {
+        let lease = LeaseRequest {
+            worker_id: self.worker_id,
+            session_key: self.session_key.clone(),
+        };
+        let reply = client
+            .lease(lease)
+            .await
+            .map_err(|e| format!("lease: {e}"))?
+            .into_inner();
+        self.counters.leases.fetch_add(1, Ordering::Relaxed);
+        let shard = match reply.reply {
+            Some(lease_reply::Reply::Shard(shard)) => shard,
+            Some(lease_reply::Reply::Wait(wait)) => {
+                self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                return Ok(Leased::Wait(Duration::from_millis(wait.retry_after_ms)));
+            }
+            Some(lease_reply::Reply::Finished(_)) | None => return Ok(Leased::Finished),
+        };
+        let needed: BTreeSet<u32> = shard
+            .prize_ranks
+            .iter()
+            .flat_map(|&rank| LayerEngine::dependency_ranks(rank, self.k))
+            .collect();
+        let needed: Vec<u32> = needed
+            .into_iter()
+            .filter(|&rank| !cache.touch(rank))
+            .collect();
+        for chunk in needed.chunks(gops_proto::MAX_FETCH_SLICES) {
+            fetch(client, &self.counters, self.k - 1, chunk).await?;
+        }
+        Ok(Leased::Shard(shard))
+    }
+
+    /// Hands in `shard`'s slices; the run is `done` once `target` shards are in.
+    async fn hand_in(
+        &self,
+        client: &mut Client,
+        shard: Shard,
+        submitted: &AtomicU64,
+        target: u64,
+        done: &AtomicBool,
+    ) -> Result<(), String> {
+        let slices: Vec<_> = shard
+            .prize_ranks
+            .iter()
+            .map(|&rank| slice_data(self.k, rank, (*self.result).clone()))
+            .collect();
+        let count = slices.len() as u64;
+        let request = SubmitRequest {
+            worker_id: self.worker_id,
+            lease_id: shard.lease_id,
+            slices,
+            session_key: self.session_key.clone(),
+        };
+        let reply = client
+            .submit(request)
+            .await
+            .map_err(|e| format!("submit: {e}"))?
+            .into_inner();
+        // a speculative copy of a slow shard may find its slices stored already
+        if u64::from(reply.stored + reply.duplicates) != count {
+            return Err(format!(
+                "submit: {} of {count} slices stored, {} already stored",
+                reply.stored, reply.duplicates
+            ));
+        }
+        let counters = &self.counters;
+        counters
+            .duplicates
+            .fetch_add(u64::from(reply.duplicates), Ordering::Relaxed);
+        counters.submissions.fetch_add(1, Ordering::Relaxed);
+        counters
+            .slices_submitted
+            .fetch_add(count, Ordering::Relaxed);
+        counters
+            .bytes_submitted
+            .fetch_add(count * self.result.body.len() as u64, Ordering::Relaxed);
+        if submitted.fetch_add(1, Ordering::Relaxed) + 1 >= target {
+            done.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
 }
 
 /// Fetches `ranks` of `layer`, retrying while the coordinator's streams are all busy.
