@@ -458,7 +458,9 @@ impl Coordinator {
         };
         let k = open.k();
         let expired = open.ledger.expire(now);
-        let assignment = open.ledger.assign_to(worker, party, now);
+        let live_workers = inner.workers.live_count(now, self.config.lease).max(1);
+        let open = inner.open.as_mut().expect("checked above");
+        let assignment = open.ledger.assign_among(worker, party, now, live_workers);
         for (lease_id, holder) in expired {
             warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");
             let message = format!(

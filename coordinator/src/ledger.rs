@@ -192,6 +192,20 @@ impl LeaseLedger {
     /// [`LeaseLedger::assign`] for a worker that is part of `party`: never a shard that
     /// party already handed a copy of.
     pub fn assign_to(&mut self, worker: WorkerId, party: Party, now: Instant) -> Assignment {
+        self.assign_among(worker, party, now, 1)
+    }
+
+    /// [`LeaseLedger::assign_to`] with `live_workers` workers at work: a worker that
+    /// already holds a lease (one it solves or hands in) gets another only while at
+    /// least `live_workers` shards are pending (or none is, for a speculative copy), so
+    /// at a layer's end every worker gets a shard before any takes a second one ahead.
+    pub fn assign_among(
+        &mut self,
+        worker: WorkerId,
+        party: Party,
+        now: Instant,
+        live_workers: usize,
+    ) -> Assignment {
         self.expire(now);
         if self.is_done() {
             return Assignment::LayerDone;
@@ -199,6 +213,17 @@ impl LeaseLedger {
         let held = self.leases.values().filter(|l| l.worker == worker).count();
         if held >= self.max_per_worker {
             return Assignment::Wait;
+        }
+        if held > 0 {
+            let pending = self
+                .shards
+                .iter()
+                .filter(|s| s.state == ShardState::Pending)
+                .count();
+            // (with none pending, the speculative copies below are as before)
+            if pending > 0 && pending < live_workers {
+                return Assignment::Wait;
+            }
         }
         let pending = self.pending_for(worker, party);
         let overdue = self.overdue_after();
@@ -478,6 +503,26 @@ impl LeaseLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_lease_waits_while_another_live_worker_could_use_the_shard() {
+        let now = Instant::now();
+        let shards = vec![vec![0], vec![1], vec![2]];
+        let mut ledger = LeaseLedger::new(shards, LEASE, LeaseId(1)).with_max_per_worker(3);
+        let (a, b) = (WorkerId(1), WorkerId(2));
+        let party = |w: WorkerId| Party(w.0);
+        let leased = |x: &Assignment| matches!(x, Assignment::Shard { .. });
+        assert!(leased(&ledger.assign_among(a, party(a), now, 2)));
+        // two pending for two live workers: a may lease ahead
+        assert!(leased(&ledger.assign_among(a, party(a), now, 2)));
+        // one pending for two: it goes to a worker holding nothing
+        assert_eq!(ledger.assign_among(a, party(a), now, 2), Assignment::Wait);
+        assert!(leased(&ledger.assign_among(b, party(b), now, 2)));
+        // alone, a worker leases ahead whatever is left
+        let mut alone = LeaseLedger::new(vec![vec![0], vec![1]], LEASE, LeaseId(1));
+        assert!(leased(&alone.assign_among(a, party(a), now, 1)));
+        assert!(leased(&alone.assign_among(a, party(a), now, 1)));
+    }
     use proptest::prelude::*;
 
     const W: fn(u64) -> WorkerId = WorkerId;

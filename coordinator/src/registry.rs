@@ -207,6 +207,16 @@ impl WorkerRegistry {
             .all(|(id, _)| self.told_finished.contains(id))
     }
 
+    /// Workers heard from within `within` and not told that the run is finished.
+    pub fn live_count(&self, now: Instant, within: Duration) -> usize {
+        self.workers
+            .iter()
+            .filter(|(id, w)| {
+                now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
+            })
+            .count()
+    }
+
     /// Sessions registered, live or silent.
     pub fn len(&self) -> usize {
         self.workers.len()

@@ -149,7 +149,10 @@ fn a_worker_asked_to_stop_gives_back_the_shard_it_leased_ahead() {
 #[test]
 fn a_restarted_coordinator_resumes_and_redoes_nothing() {
     let (_dir, db) = temp_db();
-    let (coord, url) = coordinator(&db, 9, "127.0.0.1:0", &[]);
+    // small shards: the run lasts long enough for both workers to join and take shards,
+    // however slowly the second process starts
+    let small = ["--shard-games", "5000"];
+    let (coord, url) = coordinator(&db, 9, "127.0.0.1:0", &small);
     let address = url.trim_start_matches("http://").to_string();
     let mut w1 = worker(&url, &["--name", "w1"]);
     let w2 = worker(&url, &["--name", "w2"]);
@@ -174,7 +177,7 @@ fn a_restarted_coordinator_resumes_and_redoes_nothing() {
         .sum();
     assert!(stored_before > 0 && stored_before < total);
     // the same address again: the workers find it and carry on
-    let (coord, _) = coordinator(&db, 9, &address, &[]);
+    let (coord, _) = coordinator(&db, 9, &address, &small);
     assert!(w1.finish().0);
     assert!(w2.finish().0);
     let (ok, lines) = coord.finish();
