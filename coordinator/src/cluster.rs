@@ -452,14 +452,13 @@ impl Coordinator {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
         let party = Self::party(&inner, worker);
+        let live_workers = inner.workers.live_count(now, self.config.lease).max(1);
         let Some(open) = inner.open.as_mut() else {
             inner.workers.told_finished(worker);
             return Ok(LeaseOutcome::Finished);
         };
         let k = open.k();
         let expired = open.ledger.expire(now);
-        let live_workers = inner.workers.live_count(now, self.config.lease).max(1);
-        let open = inner.open.as_mut().expect("checked above");
         let assignment = open.ledger.assign_among(worker, party, now, live_workers);
         for (lease_id, holder) in expired {
             warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");

@@ -215,12 +215,8 @@ impl LeaseLedger {
             return Assignment::Wait;
         }
         if held > 0 {
-            let pending = self
-                .shards
-                .iter()
-                .filter(|s| s.state == ShardState::Pending)
-                .count();
             // (with none pending, the speculative copies below are as before)
+            let pending = self.counts().pending;
             if pending > 0 && pending < live_workers {
                 return Assignment::Wait;
             }
@@ -503,6 +499,11 @@ impl LeaseLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const W: fn(u64) -> WorkerId = WorkerId;
+
+    const LEASE: Duration = Duration::from_millis(100);
 
     #[test]
     fn a_second_lease_waits_while_another_live_worker_could_use_the_shard() {
@@ -523,11 +524,6 @@ mod tests {
         assert!(leased(&alone.assign_among(a, party(a), now, 1)));
         assert!(leased(&alone.assign_among(a, party(a), now, 1)));
     }
-    use proptest::prelude::*;
-
-    const W: fn(u64) -> WorkerId = WorkerId;
-
-    const LEASE: Duration = Duration::from_millis(100);
 
     fn ledger() -> (LeaseLedger, Instant) {
         (

@@ -209,12 +209,19 @@ impl WorkerRegistry {
 
     /// Workers heard from within `within` and not told that the run is finished.
     pub fn live_count(&self, now: Instant, within: Duration) -> usize {
-        self.workers
-            .iter()
-            .filter(|(id, w)| {
-                now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
-            })
-            .count()
+        self.live_entries(now, within).count()
+    }
+
+    /// The entries of the workers heard from within `within` and not told that the run
+    /// is finished (those exit).
+    fn live_entries(
+        &self,
+        now: Instant,
+        within: Duration,
+    ) -> impl Iterator<Item = (&WorkerId, &WorkerEntry)> {
+        self.workers.iter().filter(move |(id, w)| {
+            now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
+        })
     }
 
     /// Sessions registered, live or silent.
@@ -229,11 +236,7 @@ impl WorkerRegistry {
     /// Up to `limit` of the workers heard from within `within` and not told that the run is finished (those exit), by id, with their
     /// activity (shards, games, games per second since they joined, silence).
     pub fn live(&self, now: Instant, within: Duration, limit: usize) -> Vec<WorkerStatus> {
-        self.workers
-            .iter()
-            .filter(|(id, w)| {
-                now.duration_since(w.last_seen) <= within && !self.told_finished.contains(id)
-            })
+        self.live_entries(now, within)
             .take(limit)
             .map(|(id, w)| {
                 let lifetime = now.saturating_duration_since(w.joined).as_secs_f64();
