@@ -193,6 +193,12 @@ pub struct WorkerArgs {
     /// A name for logs and status [default: the host name].
     #[arg(long)]
     pub name: Option<String>,
+    /// The coordinator's --db directory as this machine sees it (a shared file system,
+    /// read only is enough): dependency slices are read from it, checked against the
+    /// digests the coordinator gives, instead of fetched through the coordinator
+    /// [default: fetch every slice].
+    #[arg(long, value_name = "DIR")]
+    pub slices_dir: Option<PathBuf>,
     /// Give up after the coordinator has been unreachable this many seconds.
     #[arg(long, default_value_t = 900)]
     pub give_up_secs: u64,

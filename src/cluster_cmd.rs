@@ -12,6 +12,7 @@ use gops_coordinator::observer::Silent;
 use gops_coordinator::service::{AccessTokens, serve_with_tls};
 use gops_db::store::Store;
 use gops_worker::backoff::Backoff;
+use gops_worker::shared_dir::SharedDir;
 use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
 use tracing::{error, info, warn};
@@ -298,7 +299,14 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "worker".into())
     });
+    let slices_dir = args
+        .slices_dir
+        .as_deref()
+        .map(SharedDir::new)
+        .transpose()
+        .map_err(|why| Failure::Usage(format!("--slices-dir: {why}")))?;
     let config = WorkerConfig {
+        slices_dir,
         coordinator: args.coordinator,
         tls_ca,
         threads,
@@ -350,6 +358,9 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             slices_held = summary.held,
             games = summary.games,
             rejected = summary.rejected,
+            slices_cached = summary.dependencies.cached,
+            slices_read_from_dir = summary.dependencies.read_from_dir,
+            slices_fetched = summary.dependencies.fetched,
             "worker done"
         );
         Ok(())

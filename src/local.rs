@@ -166,6 +166,7 @@ pub fn solve_local(mut run: LocalRun) -> Result<(Store, SolveOutcome), LocalErro
                 cache_bytes: settings.cache_bytes,
                 memory_budget: None,
                 name: "local".into(),
+                slices_dir: None,
                 backoff: Backoff {
                     give_up_after: Duration::from_secs(30),
                     ..Backoff::default()

@@ -42,7 +42,15 @@ pub struct SliceBytes {
     pub games: u64,
 }
 
+/// The version byte that opens a slice record.
+const RECORD_VERSION: u8 = 1;
+
 impl SliceBytes {
+    /// Bytes of a record before its body: version, largest gap, games, digest.
+    pub const RECORD_HEADER: usize = 1 + 8 + 8 + 32;
+    /// Where the digest lies in a record.
+    const RECORD_DIGEST: std::ops::Range<usize> = 17..49;
+
     /// `slice` encoded, with its digest.
     pub fn of(slice: &Slice, max_gap: f64, games: u64) -> SliceBytes {
         let body = slice.encode();
@@ -52,6 +60,47 @@ impl SliceBytes {
             max_gap,
             games,
         }
+    }
+
+    /// The record the store writes to its data files: version, largest gap, games,
+    /// digest, body. Workers that read a shared db directory decode the same bytes.
+    pub fn to_record(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(Self::RECORD_HEADER + self.body.len());
+        bytes.push(RECORD_VERSION);
+        bytes.extend_from_slice(&self.max_gap.to_le_bytes());
+        bytes.extend_from_slice(&self.games.to_le_bytes());
+        bytes.extend_from_slice(&self.digest);
+        bytes.extend_from_slice(&self.body);
+        bytes
+    }
+
+    /// The digest a record's header names, or why the header is not one.
+    pub fn record_digest(header: &[u8]) -> Result<Digest, String> {
+        if header.len() < Self::RECORD_HEADER {
+            return Err(format!("record of {} bytes", header.len()));
+        }
+        if header[0] != RECORD_VERSION {
+            return Err(format!("record version {}", header[0]));
+        }
+        Ok(header[Self::RECORD_DIGEST]
+            .try_into()
+            .expect("a 32-byte range"))
+    }
+
+    /// The parts of a record, its body checked against its digest.
+    pub fn from_record(bytes: &[u8]) -> Result<SliceBytes, String> {
+        let digest = Self::record_digest(bytes)?;
+        let body = bytes[Self::RECORD_HEADER..].to_vec();
+        if crate::checksum::digest_bytes(&body) != digest {
+            return Err("bytes do not match their digest".into());
+        }
+        let field = |at: usize| -> [u8; 8] { bytes[at..at + 8].try_into().expect("8 bytes") };
+        Ok(SliceBytes {
+            body,
+            digest,
+            max_gap: f64::from_le_bytes(field(1)),
+            games: u64::from_le_bytes(field(9)),
+        })
     }
 }
 
@@ -260,6 +309,22 @@ impl Slice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_round_trip_and_damaged_ones_are_refused() {
+        let bytes = SliceBytes::of(&Slice::dense(1, vec![0.25, -1.0, 3.5]), 1e-12, 42);
+        let record = bytes.to_record();
+        assert_eq!(record.len(), SliceBytes::RECORD_HEADER + bytes.body.len());
+        assert_eq!(SliceBytes::from_record(&record).unwrap(), bytes);
+        assert_eq!(SliceBytes::record_digest(&record).unwrap(), bytes.digest);
+        let mut flipped = record.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(SliceBytes::from_record(&flipped).is_err());
+        let mut versioned = record.clone();
+        versioned[0] = 9;
+        assert!(SliceBytes::from_record(&versioned).is_err());
+        assert!(SliceBytes::from_record(&record[..SliceBytes::RECORD_HEADER - 1]).is_err());
+    }
 
     fn dense_of(slice: &Slice, patterns: usize) -> Vec<f64> {
         let r = slice.diff_range;

@@ -23,7 +23,7 @@ use gops_common::plan::LayerSize;
 use gops_common::prizes::prize_set_count;
 use gops_common::slice::SliceBytes;
 use gops_db::status::run_status;
-use gops_db::store::{Store, StoreError};
+use gops_db::store::{Located, Store, StoreError};
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use tracing::{error, info, warn};
 
@@ -554,6 +554,16 @@ impl Coordinator {
     /// again first if its record is damaged).
     pub fn fetch_one(&self, layer: u8, rank: u32) -> Result<SliceBytes, CoreError> {
         self.with_repairs(|| self.store.require_slice_bytes(layer, rank))
+    }
+
+    /// Where the slices `ranks` of a layer [`Coordinator::check_fetch`] accepted lie in
+    /// the db directory, in order (damaged ones solved again first); `None` for one kept
+    /// inside sled (a format-3 db), which must be fetched.
+    pub fn locate(&self, layer: u8, ranks: &[u32]) -> Result<Vec<Option<Located>>, CoreError> {
+        ranks
+            .iter()
+            .map(|&rank| self.with_repairs(|| self.store.locate(layer, rank)))
+            .collect()
     }
 
     /// The slices of layer `k - 1` that the slices `ranks` of layer `k` read, through

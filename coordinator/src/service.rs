@@ -12,8 +12,8 @@ use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId, constant_time_eq};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
     FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
-    LeaseRequest, ReleaseReply, ReleaseRequest, Shard, SliceData, StatusReply, StatusRequest,
-    SubmitReply, SubmitRequest, Wait, lease_reply,
+    LeaseRequest, LocateReply, ReleaseReply, ReleaseRequest, Shard, SliceData, SlicePlace,
+    StatusReply, StatusRequest, SubmitReply, SubmitRequest, Wait, lease_reply,
 };
 use gops_proto::wire::{slice_data, slice_parts};
 use tokio::net::TcpListener;
@@ -179,6 +179,39 @@ impl CoordinatorRpc for Service {
             }
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn locate_slices(
+        &self,
+        request: Request<FetchRequest>,
+    ) -> Result<Response<LocateReply>, Status> {
+        let r = request.into_inner();
+        let layer = layer_of(r.layer)?;
+        let core = Arc::clone(&self.core);
+        let ranks = r.prize_ranks;
+        let places = blocking(move || {
+            core.check_fetch(layer, &ranks)?;
+            let located = core.locate(layer, &ranks)?;
+            Ok(ranks
+                .into_iter()
+                .zip(located)
+                .map(|(prize_rank, located)| match located {
+                    Some(l) => SlicePlace {
+                        prize_rank,
+                        file: l.file_name,
+                        offset: l.place.offset,
+                        len: l.place.len,
+                        digest: l.digest.to_vec(),
+                    },
+                    None => SlicePlace {
+                        prize_rank,
+                        ..SlicePlace::default()
+                    },
+                })
+                .collect())
+        })
+        .await?;
+        Ok(Response::new(LocateReply { places }))
     }
 
     async fn submit(

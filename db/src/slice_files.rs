@@ -66,7 +66,12 @@ impl SliceFiles {
     }
 
     pub fn path(&self, k: u8) -> PathBuf {
-        self.dir.join(format!("{}-{k:02}.dat", self.prefix))
+        self.dir.join(self.file_name(k))
+    }
+
+    /// The name of layer `k`'s data file within the db directory.
+    pub fn file_name(&self, k: u8) -> String {
+        format!("{}-{k:02}.dat", self.prefix)
     }
 
     /// The data file of layer `k`, opened once; `create` makes it if it is missing.

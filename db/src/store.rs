@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gops_common::cache::SliceCache;
-use gops_common::checksum::{Digest, digest_bytes};
+use gops_common::checksum::Digest;
 use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
@@ -33,8 +33,6 @@ use crate::slice_files::{Place, SliceFiles};
 pub const FORMAT_VERSION: u32 = 4;
 /// The format before slice bytes moved out of sled: read, and upgraded when solved into.
 pub const LEGACY_FORMAT_VERSION: u32 = 3;
-const SLICE_RECORD_VERSION: u8 = 1;
-const SLICE_HEADER: usize = 1 + 8 + 8 + 32;
 const MANIFEST_KEY: &[u8] = b"manifest";
 /// A copy of the manifest beside sled's files, so commands can validate their input
 /// against the game (N, objective) without opening, and so touching, the database.
@@ -168,6 +166,16 @@ fn is_disk_full(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::StorageFull
         || e.raw_os_error() == Some(28)
         || e.to_string().contains("No space left on device")
+}
+
+/// Where a stored slice's record lies in the db directory ([`Store::locate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The data file's name within the db directory.
+    pub file_name: String,
+    pub place: Place,
+    /// The digest the record's header names (its body is checked by whoever reads it).
+    pub digest: Digest,
 }
 
 /// The typed handle over one db directory.
@@ -492,9 +500,37 @@ impl Store {
         let Some(bytes) = self.record(k, rank)? else {
             return Ok(None);
         };
-        split_record(&bytes)
+        SliceBytes::from_record(&bytes)
             .map(Some)
             .map_err(|why| StoreError::DamagedSlice { k, rank, why })
+    }
+
+    /// Where the record of slice `rank` of layer `k` lies, for a reader of the db
+    /// directory (a worker on a shared file system), with the digest its header names;
+    /// `None` for a slice kept inside sled (a format-3 db). Missing or unreadable is
+    /// damage, as for [`Store::slice`].
+    pub fn locate(&self, k: u8, rank: u32) -> Result<Option<Located>, StoreError> {
+        let key = slice_key(k, rank);
+        let Some(entry) = self.index.get(key).map_err(io)? else {
+            return match &self.legacy {
+                Some(legacy) if legacy.contains_key(key).map_err(io)? => Ok(None),
+                _ => Err(missing_slice(k, rank)),
+            };
+        };
+        let damaged = |why: String| StoreError::DamagedSlice { k, rank, why };
+        let place = Place::decode(&entry)
+            .ok_or_else(|| damaged(format!("index entry of {} bytes", entry.len())))?;
+        let header = Place {
+            offset: place.offset,
+            len: place.len.min(SliceBytes::RECORD_HEADER as u32),
+        };
+        let header_bytes = read_place(&self.files, k, rank, header)?;
+        let digest = SliceBytes::record_digest(&header_bytes).map_err(damaged)?;
+        Ok(Some(Located {
+            file_name: self.files.file_name(k),
+            place,
+            digest,
+        }))
     }
 
     /// [`Store::slice`] of a slice that must be there (a complete layer's, or one listed
@@ -540,7 +576,7 @@ impl Store {
     /// records appended to the layer's data file and synced, then indexed. The caller has
     /// validated them.
     pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, &SliceBytes)]) -> Result<(), StoreError> {
-        let records: Vec<Vec<u8>> = slices.iter().map(|(_, s)| record_bytes(s)).collect();
+        let records: Vec<Vec<u8>> = slices.iter().map(|(_, s)| s.to_record()).collect();
         let places = self
             .files
             .append(k, &records)
@@ -559,7 +595,7 @@ impl Store {
     pub fn put_unconfirmed(&self, k: u8, rank: u32, slice: &SliceBytes) -> Result<(), StoreError> {
         let place = self
             .unconfirmed_files
-            .append(k, &[record_bytes(slice)])
+            .append(k, &[slice.to_record()])
             .map_err(|e| file_io(e, &self.unconfirmed_files.path(k)))?[0];
         self.unconfirmed_index
             .insert(slice_key(k, rank), &place.encode())
@@ -580,7 +616,9 @@ impl Store {
             Err(StoreError::DamagedSlice { why, .. }) => return Err(unreadable(why)),
             Err(other) => return Err(other),
         };
-        split_record(&bytes).map(Some).map_err(unreadable)
+        SliceBytes::from_record(&bytes)
+            .map(Some)
+            .map_err(unreadable)
     }
 
     pub fn remove_unconfirmed(&self, k: u8, rank: u32) -> Result<(), StoreError> {
@@ -685,9 +723,18 @@ fn ranks_in(tree: &sled::Tree, k: u8) -> Result<Vec<u32>, StoreError> {
 /// The record that index `entry` points to in `files`: an entry that cannot be read, or
 /// bytes that are not there, are damage to that slice.
 fn read_indexed(files: &SliceFiles, k: u8, rank: u32, entry: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let place: Place = Place::decode(entry).ok_or_else(|| StoreError::DamagedSlice {
+        k,
+        rank,
+        why: format!("index entry of {} bytes", entry.len()),
+    })?;
+    read_place(files, k, rank, place)
+}
+
+/// The bytes at `place` of layer `k`'s file in `files`: bytes that are not there are
+/// damage to slice `rank`.
+fn read_place(files: &SliceFiles, k: u8, rank: u32, place: Place) -> Result<Vec<u8>, StoreError> {
     let damaged = |why: String| StoreError::DamagedSlice { k, rank, why };
-    let place: Place = Place::decode(entry)
-        .ok_or_else(|| damaged(format!("index entry of {} bytes", entry.len())))?;
     files.read(k, place).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::UnexpectedEof => damaged(format!(
             "{} bytes at {} of {}: {e}",
@@ -707,41 +754,10 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
-fn record_bytes(slice: &SliceBytes) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(SLICE_HEADER + slice.body.len());
-    bytes.push(SLICE_RECORD_VERSION);
-    bytes.extend_from_slice(&slice.max_gap.to_le_bytes());
-    bytes.extend_from_slice(&slice.games.to_le_bytes());
-    bytes.extend_from_slice(&slice.digest);
-    bytes.extend_from_slice(&slice.body);
-    bytes
-}
-
-/// The parts of a record, with its digest checked.
-fn split_record(bytes: &[u8]) -> Result<SliceBytes, String> {
-    if bytes.len() < SLICE_HEADER {
-        return Err(format!("record of {} bytes", bytes.len()));
-    }
-    if bytes[0] != SLICE_RECORD_VERSION {
-        return Err(format!("record version {}", bytes[0]));
-    }
-    let body = bytes[SLICE_HEADER..].to_vec();
-    let digest: Digest = bytes[17..49].try_into().expect("32 bytes");
-    if digest_bytes(&body) != digest {
-        return Err("bytes do not match their digest".into());
-    }
-    Ok(SliceBytes {
-        body,
-        digest,
-        max_gap: f64::from_le_bytes(bytes[1..9].try_into().expect("8 bytes")),
-        games: u64::from_le_bytes(bytes[9..17].try_into().expect("8 bytes")),
-    })
-}
-
 impl Store {
     /// Decodes a slice record of layer `k`, rank `rank`, its digest checked.
     fn decode_record(&self, k: u8, rank: u32, bytes: &[u8]) -> Result<SliceRecord, String> {
-        let parts = split_record(bytes)?;
+        let parts = SliceBytes::from_record(bytes)?;
         let slice = Slice::decode_for(self.n(), self.objective(), k, rank, &parts.body)?;
         Ok(SliceRecord {
             slice,
@@ -851,6 +867,42 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn a_located_record_is_the_slice_and_its_digest_and_a_missing_one_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
+        store
+            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
+            .unwrap();
+        let located = store.locate(2, 7).unwrap().expect("in a data file");
+        assert_eq!(located.file_name, "slices-02.dat");
+        let stored = store.require_slice_bytes(2, 7).unwrap();
+        assert_eq!(located.digest, stored.digest);
+        // what a reader of the directory finds there is the record of that slice
+        let bytes = std::fs::read(path.join(&located.file_name)).unwrap();
+        let start = located.place.offset as usize;
+        let record = &bytes[start..start + located.place.len as usize];
+        assert_eq!(SliceBytes::from_record(record).unwrap(), stored);
+        assert!(matches!(
+            store.locate(2, 4),
+            Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })
+        ));
+        // a data file cut inside the record's header: damage, not a wrong digest
+        drop(store);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path.join("slices-02.dat"))
+            .unwrap()
+            .set_len(located.place.offset + 10)
+            .unwrap();
+        let store = Store::open_existing(&path).unwrap();
+        assert!(matches!(
+            store.locate(2, 7),
+            Err(StoreError::DamagedSlice { k: 2, rank: 7, .. })
+        ));
+    }
+
     /// A db of format 3 (slices inside sled), as that build wrote it.
     fn legacy_db(path: &Path) {
         let db = sled::Config::new().path(path).open().unwrap();
@@ -865,14 +917,16 @@ mod tests {
             .unwrap();
         let slices = db.open_tree(LEGACY_SLICES_TREE).unwrap();
         for rank in [1u32, 4] {
-            let bytes = record_bytes(&solved(rank, vec![f64::from(rank); 7]).to_bytes());
+            let bytes = solved(rank, vec![f64::from(rank); 7])
+                .to_bytes()
+                .to_record();
             slices.insert(slice_key(2, rank), bytes).unwrap();
         }
         let unconfirmed = db.open_tree(LEGACY_UNCONFIRMED_TREE).unwrap();
         unconfirmed
             .insert(
                 slice_key(2, 5),
-                record_bytes(&solved(5, vec![0.0; 7]).to_bytes()),
+                solved(5, vec![0.0; 7]).to_bytes().to_record(),
             )
             .unwrap();
         db.flush().unwrap();
@@ -907,6 +961,9 @@ mod tests {
         assert_eq!(peeked.format_version, FORMAT_VERSION);
         store.put_slices(2, &[solved(2, vec![2.0; 7])]).unwrap();
         assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2, 4]);
+        // an old slice has no place in a data file; a new one has
+        assert_eq!(store.locate(2, 1).unwrap(), None);
+        assert!(store.locate(2, 2).unwrap().is_some());
         assert_eq!(
             store.require_slice(2, 1).unwrap().slice.values,
             vec![1.0; 7]
@@ -976,7 +1033,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_or_create(&dir.path().join("db"), 3, Objective::Points).unwrap();
         // layer 1 of the 3-card game: 3 patterns, 2 canonical
-        let good = record_bytes(&solved(0, vec![1.0, 2.0]).to_bytes());
+        let good = solved(0, vec![1.0, 2.0]).to_bytes().to_record();
         assert!(store.decode_record(1, 0, &good).is_ok());
         assert!(store.decode_record(1, 0, &good[..10]).is_err());
         assert!(

@@ -18,6 +18,9 @@ pub mod v1 {
 /// 3: `StatusReply` is a typed message (it was a JSON string).
 /// 4: sessions: `Hello` answers a session key that every later call of the worker
 /// presents; a submission must name a lease its worker holds or held.
+///
+/// `LocateSlices` came later without a bump: a coordinator that lacks it answers
+/// `Unimplemented`, and a worker then fetches as before.
 pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a

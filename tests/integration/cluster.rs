@@ -79,6 +79,64 @@ fn win_cluster_run_matches_the_single_process_run() {
     assert_eq!(checksums(&db), reference(6, "win"));
 }
 
+/// The count `field=N` on the worker's last "worker done" line.
+fn worker_count(lines: &[String], field: &str) -> u64 {
+    let done = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("worker done"))
+        .unwrap_or_else(|| panic!("no 'worker done' line:\n{}", lines.join("\n")));
+    let key = format!(" {field}=");
+    let at = done
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {field} in {done}"))
+        + key.len();
+    done[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or_else(|| panic!("{field} is not a count in {done}"))
+}
+
+#[test]
+fn a_worker_reads_slices_from_the_coordinators_directory_and_falls_back_to_fetching() {
+    // the directory shared: every slice a shard reads comes from the coordinator's
+    // data files, none through the coordinator
+    let (_dir, db) = temp_db();
+    let (coord, url) = coordinator(&db, 8, "127.0.0.1:0", &[]);
+    let (ok, lines) = worker(&url, &["--slices-dir", db.to_str().unwrap()]).finish();
+    assert!(ok, "worker failed:\n{}", lines.join("\n"));
+    assert!(coord.finish().0);
+    assert_eq!(checksums(&db), reference(8, "points"));
+    assert!(worker_count(&lines, "slices_read_from_dir") > 100);
+    assert_eq!(worker_count(&lines, "slices_fetched"), 0);
+    // a directory that is not the run's (another game's db): nothing read from it, one
+    // warning, every slice fetched, the same values
+    let (_other_dir, other) = temp_db();
+    let (coord, url) = coordinator(&other, 8, "127.0.0.1:0", &["--objective", "win"]);
+    let (ok, lines) = worker(&url, &["--slices-dir", db.to_str().unwrap()]).finish();
+    assert!(ok, "worker failed:\n{}", lines.join("\n"));
+    assert!(coord.finish().0);
+    assert_eq!(checksums(&other), reference(8, "win"));
+    assert_eq!(worker_count(&lines, "slices_read_from_dir"), 0);
+    assert!(worker_count(&lines, "slices_fetched") > 100);
+    assert!(
+        lines.iter().any(|l| l.contains("not using it again")),
+        "{}",
+        lines.join("\n")
+    );
+    // a directory that is not there: bad input, said before any work
+    let out = gops(&[
+        "worker",
+        "--coordinator",
+        "http://127.0.0.1:9",
+        "--slices-dir",
+        "/nonexistent/db",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--slices-dir"), "{}", stderr(&out));
+}
+
 #[test]
 fn a_worker_killed_mid_shard_costs_only_its_shard() {
     let (_dir, db) = temp_db();

@@ -104,6 +104,9 @@ async fn malformed_requests_get_invalid_argument() {
     ] {
         let err = client.fetch_slices(request.clone()).await.unwrap_err();
         assert_eq!(err.code(), code, "{request:?}: {}", err.message());
+        // asking where they lie is checked the same way
+        let err = client.locate_slices(request.clone()).await.unwrap_err();
+        assert_eq!(err.code(), code, "locate {request:?}: {}", err.message());
     }
     let slice = |layer: u32, digest: Vec<u8>| SliceData {
         layer,

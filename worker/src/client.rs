@@ -25,9 +25,10 @@ use tracing::{Instrument, debug, error, info, warn};
 use crate::backoff::Backoff;
 use crate::call::Called;
 use crate::connection::connect_with_ca;
-use crate::fetch::fetch_dependencies;
+use crate::fetch::{SliceSources, SourceCounts};
 use crate::heartbeat::{Phase, keep_lease};
 use crate::session::Session;
+use crate::shared_dir::SharedDir;
 use crate::submit::{InFlight, send_submission, settle, submission_chunks};
 
 #[derive(Clone, Debug)]
@@ -46,6 +47,9 @@ pub struct WorkerConfig {
     pub memory_budget: Option<u64>,
     pub name: String,
     pub backoff: Backoff,
+    /// The coordinator's db directory on a shared file system: dependency slices are
+    /// read from it instead of fetched (`--slices-dir`).
+    pub slices_dir: Option<SharedDir>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,6 +63,8 @@ pub struct WorkerSummary {
     pub held: u64,
     pub games: u64,
     pub rejected: u64,
+    /// Where the dependency slices came from.
+    pub dependencies: SourceCounts,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +161,7 @@ async fn work(
         }
     };
     info!(cache_mib = cache_bytes >> 20, "slice cache");
-    let mut cache = SliceCache::new(cache_bytes);
+    let mut sources = SliceSources::new(SliceCache::new(cache_bytes), config.slices_dir.clone());
     let mut engine: Option<Arc<LayerEngine>> = None;
     let mut summary = WorkerSummary::default();
     let mut in_flight: Option<InFlight> = None;
@@ -169,19 +175,24 @@ async fn work(
             }
             settle(&mut in_flight, &mut summary).await?;
             info!("shutting down");
+            summary.dependencies = sources.counts;
             return Ok(summary);
         }
         let next = match ahead.take() {
             Some(next) => next,
-            None => next_shard(&session, &mut cache, &mut engine).await?,
+            None => next_shard(&session, &mut sources, &mut engine).await?,
         };
         let ready = match next {
             Next::Ready(ready) => ready,
             Next::Finished => {
                 settle(&mut in_flight, &mut summary).await?;
+                summary.dependencies = sources.counts;
                 info!(
                     shards = summary.shards,
                     slices = summary.slices,
+                    slices_cached = sources.counts.cached,
+                    slices_read_from_dir = sources.counts.read_from_dir,
+                    slices_fetched = sources.counts.fetched,
                     "run finished"
                 );
                 return Ok(summary);
@@ -205,7 +216,7 @@ async fn work(
         let (layer, lease_id, leased_at) =
             (ready.shard.layer, ready.shard.lease_id, ready.leased_at);
         let (solved, prefetched) =
-            solve_leasing_ahead(&session, &solver, &mut cache, &mut engine, ready).await;
+            solve_leasing_ahead(&session, &solver, &mut sources, &mut engine, ready).await;
         let solved = match solved.and_then(|r| r.map_err(ClientError::from)) {
             Ok(slices) => slices,
             Err(error) => {
@@ -273,10 +284,10 @@ enum Next {
 
 /// Leases a shard and makes it ready: the layer's engine (built when the layer is new,
 /// which also tells the cache to keep only that layer's dependencies) and the slices it
-/// reads, from the cache or fetched.
+/// reads, from the cache, the shared directory or fetched.
 async fn next_shard(
     session: &Session,
-    cache: &mut SliceCache,
+    sources: &mut SliceSources,
     engine: &mut Option<Arc<LayerEngine>>,
 ) -> Result<Next, ClientError> {
     let started = Instant::now();
@@ -319,13 +330,15 @@ async fn next_shard(
             let built = tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
                 .await
                 .map_err(|e| ClientError::Protocol(e.to_string()))?;
-            cache.keep_layer(layer - 1);
+            sources.cache.keep_layer(layer - 1);
             let built = Arc::new(built);
             *engine = Some(Arc::clone(&built));
             built
         }
     };
-    let deps = fetch_dependencies(session, cache, layer, &shard.prize_ranks).await?;
+    let deps = sources
+        .dependencies(session, layer, &shard.prize_ranks)
+        .await?;
     Ok(Next::Ready(ReadyShard {
         shard,
         engine: layer_engine,
@@ -342,7 +355,7 @@ async fn next_shard(
 async fn solve_leasing_ahead(
     session: &Session,
     solver: &Arc<ShardSolver>,
-    cache: &mut SliceCache,
+    sources: &mut SliceSources,
     engine: &mut Option<Arc<LayerEngine>>,
     ready: ReadyShard,
 ) -> (
@@ -358,7 +371,7 @@ async fn solve_leasing_ahead(
         ..
     } = ready;
     let solving = solve_with_heartbeats(session, solver, layer_engine, deps, &shard);
-    let leasing = next_shard(session, cache, engine);
+    let leasing = next_shard(session, sources, engine);
     tokio::pin!(solving, leasing);
     let (mut solved, mut next) = (None, None);
     let mut solved_in = Duration::ZERO;

@@ -1,7 +1,8 @@
-//! The slices a shard reads (layer k - 1), from the worker's cache or fetched from the
-//! coordinator in chunks of at most [`gops_proto::MAX_FETCH_SLICES`]; every fetched slice
-//! is checked to be the one asked for, intact (its digest) and of the right shape before
-//! it is used or cached.
+//! The slices a shard reads (layer k - 1): from the worker's cache, else read from the
+//! coordinator's db directory on a shared file system (`--slices-dir`,
+//! [`crate::shared_dir`]), else fetched from the coordinator in chunks of at most
+//! [`gops_proto::MAX_FETCH_SLICES`]; every slice that arrives is checked to be the one
+//! asked for, intact (its digest) and of the right shape before it is used or cached.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -11,69 +12,228 @@ use gops_common::checksum::digest_bytes;
 use gops_common::engine::{LayerEngine, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
-use gops_proto::v1::{FetchRequest, SliceData};
+use gops_proto::v1::{FetchRequest, SliceData, SlicePlace};
+use tracing::warn;
 
 use crate::call::Called;
 use crate::client::ClientError;
 use crate::session::Session;
+use crate::shared_dir::SharedDir;
 
-/// The slices of layer `layer - 1` that the shard of `prize_ranks` reads, by prize rank.
-pub async fn fetch_dependencies(
-    session: &Session,
-    cache: &mut SliceCache,
-    layer: u8,
-    prize_ranks: &[u32],
-) -> Result<HashMap<u32, Arc<Slice>>, ClientError> {
-    let mut deps = HashMap::new();
-    if layer == 1 {
-        deps.insert(0, Arc::new(terminal_slice()));
-        return Ok(deps);
+/// How many dependency slices came from where.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceCounts {
+    pub cached: u64,
+    pub read_from_dir: u64,
+    pub fetched: u64,
+}
+
+/// Where a worker's dependency slices come from, in order: its cache, the coordinator's
+/// db directory (when it is given and the coordinator can locate slices), the
+/// coordinator.
+pub struct SliceSources {
+    pub cache: SliceCache,
+    shared: Option<SharedDir>,
+    pub counts: SourceCounts,
+}
+
+impl SliceSources {
+    pub fn new(cache: SliceCache, shared: Option<SharedDir>) -> SliceSources {
+        SliceSources {
+            cache,
+            shared,
+            counts: SourceCounts::default(),
+        }
     }
-    let below = layer - 1;
-    let needed: BTreeSet<u32> = prize_ranks
-        .iter()
-        .flat_map(|&r| LayerEngine::dependency_ranks(r, layer))
-        .collect();
-    let mut missing = Vec::new();
-    for rank in needed {
-        match cache.get(below, rank) {
-            Some(slice) => {
+
+    /// The slices of layer `layer - 1` that the shard of `prize_ranks` reads, by prize
+    /// rank.
+    pub async fn dependencies(
+        &mut self,
+        session: &Session,
+        layer: u8,
+        prize_ranks: &[u32],
+    ) -> Result<HashMap<u32, Arc<Slice>>, ClientError> {
+        let mut deps = HashMap::new();
+        if layer == 1 {
+            deps.insert(0, Arc::new(terminal_slice()));
+            return Ok(deps);
+        }
+        let below = layer - 1;
+        let needed: BTreeSet<u32> = prize_ranks
+            .iter()
+            .flat_map(|&r| LayerEngine::dependency_ranks(r, layer))
+            .collect();
+        let mut missing = Vec::new();
+        for rank in needed {
+            match self.cache.get(below, rank) {
+                Some(slice) => {
+                    deps.insert(rank, slice);
+                }
+                None => missing.push(rank),
+            }
+        }
+        self.counts.cached += (deps.len()) as u64;
+        if self.shared.is_some() && !missing.is_empty() {
+            missing = self
+                .read_from_dir(session, below, missing, &mut deps)
+                .await?;
+        }
+        for chunk in missing.chunks(gops_proto::MAX_FETCH_SLICES) {
+            for (&rank, slice) in chunk.iter().zip(fetch(session, below, chunk).await?) {
+                let slice = Arc::new(slice);
+                self.cache.insert(below, rank, Arc::clone(&slice));
                 deps.insert(rank, slice);
             }
-            None => missing.push(rank),
+            self.counts.fetched += chunk.len() as u64;
         }
+        Ok(deps)
     }
-    for chunk in missing.chunks(gops_proto::MAX_FETCH_SLICES) {
-        let request = FetchRequest {
-            layer: u32::from(below),
-            prize_ranks: chunk.to_vec(),
+
+    /// Reads what it can of `missing` (slices of layer `below`) from the shared
+    /// directory into `deps` and the cache; the ranks left to fetch. The coordinator
+    /// is asked where they lie; a coordinator that cannot say (an older build, or a
+    /// failed call) leaves them all to the fetch, and one that never can (the call is
+    /// unimplemented) turns the directory off, as does a directory none of whose reads
+    /// ever matched.
+    async fn read_from_dir(
+        &mut self,
+        session: &Session,
+        below: u8,
+        missing: Vec<u32>,
+        deps: &mut HashMap<u32, Arc<Slice>>,
+    ) -> Result<Vec<u32>, ClientError> {
+        let Some(shared) = self.shared.clone() else {
+            return Ok(missing);
         };
-        let fetched = session
-            .call("fetch", |mut c| {
-                let r = request.clone();
-                async move {
-                    let mut stream = c.fetch_slices(r).await?.into_inner();
-                    let mut slices = Vec::new();
-                    while let Some(item) = stream.message().await? {
-                        slices.push(item);
-                    }
-                    Ok(tonic::Response::new(slices))
+        let mut left = Vec::new();
+        let mut failures = 0u64;
+        let mut first_failure = None;
+        for chunk in missing.chunks(gops_proto::MAX_FETCH_SLICES) {
+            let request = FetchRequest {
+                layer: u32::from(below),
+                prize_ranks: chunk.to_vec(),
+            };
+            // one attempt: whatever goes wrong, the fetch below (with its retries) serves
+            let places = match session.client.clone().locate_slices(request).await {
+                Ok(reply) => reply.into_inner().places,
+                Err(status) if status.code() == tonic::Code::Unimplemented => {
+                    warn!(
+                        "the coordinator cannot locate slices (an older build): fetching them instead of reading {}",
+                        shared.path().display()
+                    );
+                    self.shared = None;
+                    left.extend_from_slice(chunk);
+                    continue;
                 }
+                Err(status) => {
+                    warn!(error = %status.message(), "locating slices failed; fetching them");
+                    left.extend_from_slice(chunk);
+                    continue;
+                }
+            };
+            check_places(chunk, &places)?;
+            let (n, objective, reader) = (session.n, session.objective, shared.clone());
+            let read = tokio::task::spawn_blocking(move || {
+                read_places(&reader, n, objective, below, places)
             })
-            .await?;
-        let Called::Done(fetched) = fetched else {
-            return Err(ClientError::Protocol(
-                "fetch answered 'unknown worker'".into(),
-            ));
-        };
-        let slices = accept_fetched(session.n, session.objective, below, chunk, fetched)?;
-        for (&rank, slice) in chunk.iter().zip(slices) {
-            let slice = Arc::new(slice);
-            cache.insert(below, rank, Arc::clone(&slice));
-            deps.insert(rank, slice);
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            for (&rank, outcome) in chunk.iter().zip(read) {
+                match outcome {
+                    Ok(slice) => {
+                        let slice = Arc::new(slice);
+                        self.cache.insert(below, rank, Arc::clone(&slice));
+                        deps.insert(rank, slice);
+                        self.counts.read_from_dir += 1;
+                    }
+                    Err(why) => {
+                        failures += 1;
+                        first_failure.get_or_insert(why);
+                        left.push(rank);
+                    }
+                }
+            }
         }
+        if let Some(why) = first_failure {
+            let never_matched = self.counts.read_from_dir == 0;
+            warn!(
+                slices = failures,
+                first = %why,
+                dir = %shared.path().display(),
+                "slices not readable from the shared directory; fetching them"
+            );
+            if never_matched && self.shared.is_some() {
+                warn!(
+                    dir = %shared.path().display(),
+                    "no slice has ever been read from the shared directory: not using it again"
+                );
+                self.shared = None;
+            }
+        }
+        Ok(left)
     }
-    Ok(deps)
+}
+
+/// A locate reply must give one place per slice asked for, in order.
+fn check_places(asked: &[u32], places: &[SlicePlace]) -> Result<(), ClientError> {
+    if places.len() != asked.len()
+        || places
+            .iter()
+            .zip(asked)
+            .any(|(p, &rank)| p.prize_rank != rank)
+    {
+        return Err(ClientError::Protocol(format!(
+            "asked where {} slices lie, got {} places, not in the order asked",
+            asked.len(),
+            places.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The slices at `places` (of layer `layer`), each read, checked and decoded, or why not.
+fn read_places(
+    shared: &SharedDir,
+    n: u8,
+    objective: Objective,
+    layer: u8,
+    places: Vec<SlicePlace>,
+) -> Vec<Result<Slice, String>> {
+    places
+        .iter()
+        .map(|place| {
+            let bytes = shared.read(place)?;
+            Slice::decode_for(n, objective, layer, place.prize_rank, &bytes.body)
+        })
+        .collect()
+}
+
+/// The slices `chunk` of layer `below`, fetched from the coordinator and checked.
+async fn fetch(session: &Session, below: u8, chunk: &[u32]) -> Result<Vec<Slice>, ClientError> {
+    let request = FetchRequest {
+        layer: u32::from(below),
+        prize_ranks: chunk.to_vec(),
+    };
+    let fetched = session
+        .call("fetch", |mut c| {
+            let r = request.clone();
+            async move {
+                let mut stream = c.fetch_slices(r).await?.into_inner();
+                let mut slices = Vec::new();
+                while let Some(item) = stream.message().await? {
+                    slices.push(item);
+                }
+                Ok(tonic::Response::new(slices))
+            }
+        })
+        .await?;
+    let Called::Done(fetched) = fetched else {
+        return Err(ClientError::Protocol(
+            "fetch answered 'unknown worker'".into(),
+        ));
+    };
+    accept_fetched(session.n, session.objective, below, chunk, fetched)
 }
 
 /// The slices of `layer` asked for as `asked` (prize ranks, in order), decoded from the

@@ -8,7 +8,8 @@
 //! - [`call`]: one call retried with backoff ([`backoff`]) while the coordinator is away.
 //! - [`session`]: hello, the worker's id and the game it runs.
 //! - [`client`]: the main loop (lease, fetch, solve, submit) and the checked shard.
-//! - [`fetch`]: dependency slices from the cache or the coordinator, checked.
+//! - [`fetch`]: dependency slices from the cache, a shared db directory
+//!   ([`shared_dir`]) or the coordinator, checked.
 //! - [`heartbeat`]: keeping a lease alive while solving and submitting.
 //! - [`submit`]: handing a shard in, in chunks, while the next is solved.
 
@@ -19,6 +20,7 @@ pub mod connection;
 pub mod fetch;
 pub mod heartbeat;
 pub mod session;
+pub mod shared_dir;
 pub mod submit;
 
 pub use client::{ClientError, WorkerConfig, WorkerSummary, run_worker};
