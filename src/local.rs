@@ -23,6 +23,7 @@ use gops_coordinator::observer::RunObserver;
 use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::{LayerRecord, Store, StoreError};
 use gops_worker::backoff::Backoff;
+use gops_worker::shared_dir::SharedDir;
 use gops_worker::{WorkerConfig, run_worker};
 use tokio::sync::watch;
 use tracing::info;
@@ -97,11 +98,13 @@ impl LocalRun {
             verify_cache_bytes: self.caches.verify_cache as usize,
             ..CoordinatorConfig::default()
         };
+        let db_dir = self.store.path().to_path_buf();
         let core = Coordinator::new(self.store, config, self.observer)?;
         core.set_slice_budget(self.stop.after_slices.map(|s| s as u64));
         let settings = WorkerSettings {
             threads: self.threads,
             cache_bytes: self.caches.worker_cache as usize,
+            db_dir,
         };
         Ok((core, settings, self.stop))
     }
@@ -111,6 +114,9 @@ impl LocalRun {
 struct WorkerSettings {
     threads: usize,
     cache_bytes: usize,
+    /// The store's directory: the worker reads dependency slices from its data files
+    /// rather than through the loopback connection.
+    db_dir: std::path::PathBuf,
 }
 
 /// Solves the store's game with an in-process coordinator and a worker of `threads`
@@ -166,7 +172,7 @@ pub fn solve_local(mut run: LocalRun) -> Result<(Store, SolveOutcome), LocalErro
                 cache_bytes: settings.cache_bytes,
                 memory_budget: None,
                 name: "local".into(),
-                slices_dir: None,
+                slices_dir: SharedDir::new(&settings.db_dir).ok(),
                 backoff: Backoff {
                     give_up_after: Duration::from_secs(30),
                     ..Backoff::default()
