@@ -8,6 +8,7 @@
 //! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
 //! cargo bench -p gops-coordinator --bench scale -- --games       # the whole-games table only
 //! cargo bench -p gops-coordinator --bench scale -- --games --cache-mb 16000   # with larger worker caches
+//! cargo bench -p gops-coordinator --bench scale -- --slices-dir  # workers read the db directory
 //! ```
 //!
 //! Each scenario prints what the simulated workers saw (leases, submissions, slices and
@@ -46,7 +47,7 @@ struct HostReport {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--drive") {
-        return drive_mode(&args[i + 1], &args[i + 2]);
+        return drive_mode(&args[i + 1], &args[i + 2], &args[i + 3]);
     }
     if let Some(i) = args.iter().position(|a| a == "--host") {
         return host_mode(&args[i + 1]);
@@ -90,8 +91,15 @@ fn main() {
             ),
         ]
     };
+    let read_from_dir = args.iter().any(|a| a == "--slices-dir");
     for (name, scenario) in scenarios {
-        run_scenario(name, &scenario);
+        run_scenario(
+            name,
+            &Scenario {
+                read_from_dir,
+                ..scenario
+            },
+        );
     }
 }
 
@@ -105,6 +113,7 @@ fn scenario(n: u8, k: u8, workers: usize, threads: u32, shards: usize) -> Scenar
         shards,
         target_games_per_shard: gops_common::plan::TARGET_GAMES_PER_SHARD,
         worker_cache_bytes: WORKER_CACHE_BYTES,
+        read_from_dir: false,
     }
 }
 
@@ -168,11 +177,19 @@ fn run_scenario(name: &str, scenario: &Scenario) {
         d.fetch_calls,
         d.fetch_refusals,
     );
+    if scenario.read_from_dir {
+        println!(
+            "  read from the db directory instead: {:.1} MB/s ({:.0} slices/s, {} locate calls)",
+            mb(d.bytes_read as f64) / d.seconds,
+            d.slices_read as f64 / d.seconds,
+            d.locate_calls
+        );
+    }
     let shards = d.submissions.max(1) as usize;
     println!(
-        "  dependency slices fetched per shard, with {} MB of cache a worker: {:.2} (this lease order), {:.2} if handed out in order (computed), {:.2} without a cache",
+        "  dependency slices fetched (or read) per shard, with {} MB of cache a worker: {:.2} (this lease order), {:.2} if handed out in order (computed), {:.2} without a cache",
         WORKER_CACHE_BYTES >> 20,
-        d.slices_fetched as f64 / shards as f64,
+        (d.slices_fetched + d.slices_read) as f64 / shards as f64,
         in_order_fetches(scenario, shards),
         in_order_fetches(
             &Scenario {
@@ -218,7 +235,7 @@ fn host_mode(json: &str) {
     let (url, core) = rt.block_on(host(&db, &scenario)).unwrap();
     let cpu_before = cpu_seconds();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--drive", &url, json])
+        .args(["--drive", &url, json, db.to_str().unwrap()])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -245,10 +262,12 @@ fn host_mode(json: &str) {
     rt.shutdown_background();
 }
 
-fn drive_mode(url: &str, json: &str) {
+fn drive_mode(url: &str, json: &str, db: &str) {
     let scenario: Scenario = serde_json::from_str(json).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let report = rt.block_on(drive(url, &scenario)).unwrap();
+    let report = rt
+        .block_on(drive(url, &scenario, std::path::Path::new(db)))
+        .unwrap();
     println!("{}", serde_json::to_string(&report).unwrap());
 }
 

@@ -18,7 +18,7 @@
 //! time and peak memory are its own; the test suite runs a short mode in one process.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -53,6 +53,10 @@ pub struct Scenario {
     /// Bytes of dependency slices a simulated worker keeps between shards (a worker's
     /// `--cache-mb`); 0 fetches every dependency of every shard.
     pub worker_cache_bytes: u64,
+    /// The workers read their dependency slices from the coordinator's db directory
+    /// (`gops worker --slices-dir`), asking only where they lie, instead of fetching.
+    #[serde(default)]
+    pub read_from_dir: bool,
 }
 
 impl Scenario {
@@ -158,6 +162,13 @@ pub struct DriveReport {
     pub fetch_refusals: u64,
     pub slices_fetched: u64,
     pub bytes_fetched: u64,
+    /// `LocateSlices` calls, and the slices and bytes then read from the db directory.
+    #[serde(default)]
+    pub locate_calls: u64,
+    #[serde(default)]
+    pub slices_read: u64,
+    #[serde(default)]
+    pub bytes_read: u64,
     /// Worker-seconds spent solving (the sleeps) and waiting on the coordinator.
     pub solving_seconds: f64,
     pub waiting_seconds: f64,
@@ -182,6 +193,9 @@ struct Counters {
     fetch_refusals: AtomicU64,
     slices_fetched: AtomicU64,
     bytes_fetched: AtomicU64,
+    locate_calls: AtomicU64,
+    slices_read: AtomicU64,
+    bytes_read: AtomicU64,
     solving_micros: AtomicU64,
     waiting_micros: AtomicU64,
 }
@@ -194,8 +208,9 @@ type Client = CoordinatorClient<tonic::transport::Channel>;
 
 /// Runs `scenario.workers` simulated workers against the coordinator at `url` until
 /// `scenario.shards` shards are submitted. An error is a call that failed for another
-/// reason than a full fetch queue (which is retried, as a worker does).
-pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String> {
+/// reason than a full fetch queue (which is retried, as a worker does). With
+/// `scenario.read_from_dir`, `db` is the coordinator's db directory they read.
+pub async fn drive(url: &str, scenario: &Scenario, db: &Path) -> Result<DriveReport, String> {
     let counters = Arc::new(Counters::default());
     let done = Arc::new(AtomicBool::new(false));
     let submitted = Arc::new(AtomicU64::new(0));
@@ -214,6 +229,7 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
         );
         let (threads, target, k) = (scenario.threads, scenario.shards as u64, scenario.k);
         let cache_slices = scenario.cache_slices();
+        let (read_from_dir, db) = (scenario.read_from_dir, db.to_path_buf());
         tasks.push(tokio::spawn(async move {
             let mut client = Client::connect(url)
                 .await
@@ -236,6 +252,7 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
                 k,
                 counters: Arc::clone(&counters),
                 result: Arc::clone(&result),
+                slices_dir: read_from_dir.then(|| db.clone()),
             };
             let mut cache = RankCache::new(cache_slices);
             // as a worker does: the shard in hand is solved while the one before is
@@ -321,6 +338,9 @@ pub async fn drive(url: &str, scenario: &Scenario) -> Result<DriveReport, String
         fetch_refusals: load(&counters.fetch_refusals),
         slices_fetched: load(&counters.slices_fetched),
         bytes_fetched: load(&counters.bytes_fetched),
+        locate_calls: load(&counters.locate_calls),
+        slices_read: load(&counters.slices_read),
+        bytes_read: load(&counters.bytes_read),
         solving_seconds: load(&counters.solving_micros) as f64 / 1e6,
         waiting_seconds: load(&counters.waiting_micros) as f64 / 1e6,
     })
@@ -341,6 +361,8 @@ struct SimulatedWorker {
     counters: Arc<Counters>,
     /// The slice it hands in for every prize set (zeros, of the right size).
     result: Arc<SliceBytes>,
+    /// The coordinator's db directory, when it reads slices from there.
+    slices_dir: Option<PathBuf>,
 }
 
 impl SimulatedWorker {
@@ -378,7 +400,12 @@ impl SimulatedWorker {
             .filter(|&rank| !cache.touch(rank))
             .collect();
         for chunk in needed.chunks(gops_proto::MAX_FETCH_SLICES) {
-            fetch(client, &self.counters, self.k - 1, chunk).await?;
+            match &self.slices_dir {
+                Some(dir) => {
+                    locate_and_read(client, &self.counters, self.k - 1, chunk, dir).await?
+                }
+                None => fetch(client, &self.counters, self.k - 1, chunk).await?,
+            }
         }
         Ok(Leased::Shard(shard))
     }
@@ -465,6 +492,55 @@ async fn fetch(
             Err(status) => return Err(format!("fetch: {status}")),
         }
     }
+}
+
+/// Asks where `ranks` of `layer` lie and reads their records from `dir`, as a worker
+/// with `--slices-dir` does (the records are read, not checked: the coordinator's side
+/// is what is measured).
+async fn locate_and_read(
+    client: &mut Client,
+    counters: &Counters,
+    layer: u8,
+    ranks: &[u32],
+    dir: &Path,
+) -> Result<(), String> {
+    counters.locate_calls.fetch_add(1, Ordering::Relaxed);
+    let request = FetchRequest {
+        layer: u32::from(layer),
+        prize_ranks: ranks.to_vec(),
+    };
+    let places = client
+        .locate_slices(request)
+        .await
+        .map_err(|e| format!("locate: {e}"))?
+        .into_inner()
+        .places;
+    let dir = dir.to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || -> Result<u64, String> {
+        use std::os::unix::fs::FileExt;
+        let mut files: std::collections::HashMap<String, std::fs::File> = Default::default();
+        let mut bytes = 0u64;
+        for place in &places {
+            if !files.contains_key(&place.file) {
+                let file = std::fs::File::open(dir.join(&place.file))
+                    .map_err(|e| format!("{}: {e}", place.file))?;
+                files.insert(place.file.clone(), file);
+            }
+            let mut record = vec![0u8; place.len as usize];
+            files[&place.file]
+                .read_exact_at(&mut record, place.offset)
+                .map_err(|e| format!("{}: {e}", place.file))?;
+            bytes += record.len() as u64;
+        }
+        Ok(bytes)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    counters
+        .slices_read
+        .fetch_add(ranks.len() as u64, Ordering::Relaxed);
+    counters.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Starts a coordinator for `scenario` over the prepared db at `path`, serving gRPC on a

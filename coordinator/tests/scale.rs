@@ -11,6 +11,16 @@ use gops_db::store::Store;
 
 #[test]
 fn simulated_workers_at_16_card_sizes_are_served_and_stored() {
+    served_and_stored(false);
+}
+
+#[test]
+fn simulated_workers_reading_the_db_directory_fetch_nothing() {
+    served_and_stored(true);
+}
+
+/// Runs the short scenario, the workers fetching or reading the coordinator's directory.
+fn served_and_stored(read_from_dir: bool) {
     let scenario = Scenario {
         n: 16,
         k: 5,
@@ -21,6 +31,7 @@ fn simulated_workers_at_16_card_sizes_are_served_and_stored() {
         shards: 40,
         target_games_per_shard: 200_000,
         worker_cache_bytes: 0,
+        read_from_dir,
     };
     let plan = scenario.shard_plan();
     assert!(
@@ -36,7 +47,7 @@ fn simulated_workers_at_16_card_sizes_are_served_and_stored() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let report = rt.block_on(async {
         let (url, core) = host(&db, &scenario).await.unwrap();
-        let report = drive(&url, &scenario).await.unwrap();
+        let report = drive(&url, &scenario, &db).await.unwrap();
         (report, core)
     });
     let (report, core) = report;
@@ -64,11 +75,23 @@ fn simulated_workers_at_16_card_sizes_are_served_and_stored() {
         .iter()
         .flat_map(|&rank| LayerEngine::dependency_ranks(rank, 5))
         .collect();
-    assert!(report.slices_fetched >= needed.len() as u64, "{report:?}");
-    assert_eq!(
-        report.bytes_fetched,
-        report.slices_fetched * zero_slice(16, 4).body.len() as u64
-    );
+    let dependency = zero_slice(16, 4);
+    if read_from_dir {
+        // located and read as records from the data files, none through the coordinator
+        assert_eq!(report.slices_fetched, 0, "{report:?}");
+        assert!(report.slices_read >= needed.len() as u64, "{report:?}");
+        assert_eq!(
+            report.bytes_read,
+            report.slices_read * dependency.to_record().len() as u64
+        );
+    } else {
+        assert_eq!(report.locate_calls, 0, "{report:?}");
+        assert!(report.slices_fetched >= needed.len() as u64, "{report:?}");
+        assert_eq!(
+            report.bytes_fetched,
+            report.slices_fetched * dependency.body.len() as u64
+        );
+    }
     let share = report.waiting_share();
     assert!(share > 0.0 && share < 1.0, "{share}");
     drop(core);
