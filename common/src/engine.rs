@@ -115,6 +115,16 @@ impl LayerEngine {
         Self::dependencies(prize_unrank(rank, k)).map(|(_, below)| prize_rank(below))
     }
 
+    /// The prize ranks of layer `k - 1` that the slices `ranks` of layer `k` read (a
+    /// shard's dependencies), each once, ascending.
+    pub fn shard_dependency_ranks(ranks: &[u32], k: u8) -> Vec<u32> {
+        let needed: std::collections::BTreeSet<u32> = ranks
+            .iter()
+            .flat_map(|&r| Self::dependency_ranks(r, k))
+            .collect();
+        needed.into_iter().collect()
+    }
+
     /// Computes the slice of prize-set rank `prize_rank`. `dependency` gives the slices
     /// of layer `k - 1` (for k = 1, [`terminal_slice`]). Runs on the current rayon pool.
     pub fn solve_slice<'d>(

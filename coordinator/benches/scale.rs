@@ -20,6 +20,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_coordinator::cluster::CoordinatorConfig;
@@ -132,10 +133,7 @@ fn in_order_fetches(scenario: &Scenario, shards: usize) -> f64 {
     let mut fetched = 0u64;
     for (i, shard) in plan.iter().take(shards).enumerate() {
         let cache = &mut caches[i % scenario.workers];
-        let needed: std::collections::BTreeSet<u32> = shard
-            .iter()
-            .flat_map(|&r| gops_common::engine::LayerEngine::dependency_ranks(r, scenario.k))
-            .collect();
+        let needed = LayerEngine::shard_dependency_ranks(shard, scenario.k);
         fetched += needed.into_iter().filter(|&r| !cache.touch(r)).count() as u64;
     }
     fetched as f64 / shards.max(1) as f64
@@ -327,11 +325,7 @@ fn games_table(cache_bytes: u64) {
             let fetched: u64 = plan
                 .iter()
                 .map(|shard| {
-                    let deps: std::collections::BTreeSet<u32> = shard
-                        .iter()
-                        .flat_map(|&r| gops_common::engine::LayerEngine::dependency_ranks(r, k))
-                        .collect();
-                    deps.len() as u64 * slice_bytes(k - 1)
+                    LayerEngine::shard_dependency_ranks(shard, k).len() as u64 * slice_bytes(k - 1)
                 })
                 .sum();
             bytes_out += fetched;

@@ -11,7 +11,7 @@
 //! which shard each one gets next; the model says what the lease order makes of the
 //! caches, not what a particular run will do.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use gops_common::engine::LayerEngine;
@@ -113,10 +113,7 @@ pub fn simulate_layer_fetches(
             }
             match ledger.assign(WorkerId(w as u64 + 1), now) {
                 Assignment::Shard { prize_ranks, .. } => {
-                    let needed: BTreeSet<u32> = prize_ranks
-                        .iter()
-                        .flat_map(|&r| LayerEngine::dependency_ranks(r, k))
-                        .collect();
+                    let needed = LayerEngine::shard_dependency_ranks(&prize_ranks, k);
                     result.uncached += needed.len() as u64;
                     result.fetched +=
                         needed.into_iter().filter(|&r| !cache.touch(r)).count() as u64;
@@ -154,11 +151,8 @@ mod tests {
 
     /// Every dependency rank that some shard of the plan reads.
     fn distinct_dependencies(plan: &[Vec<u32>], k: u8) -> u64 {
-        plan.iter()
-            .flatten()
-            .flat_map(|&r| LayerEngine::dependency_ranks(r, k))
-            .collect::<BTreeSet<u32>>()
-            .len() as u64
+        let all: Vec<u32> = plan.iter().flatten().copied().collect();
+        LayerEngine::shard_dependency_ranks(&all, k).len() as u64
     }
 
     #[test]
@@ -179,12 +173,7 @@ mod tests {
         let shards = plan(12, 6);
         let per_shard: u64 = shards
             .iter()
-            .map(|s| {
-                s.iter()
-                    .flat_map(|&r| LayerEngine::dependency_ranks(r, 6))
-                    .collect::<BTreeSet<u32>>()
-                    .len() as u64
-            })
+            .map(|s| LayerEngine::shard_dependency_ranks(s, 6).len() as u64)
             .sum();
         let fetches = simulate_layer_fetches(shards.clone(), 6, 8, 0);
         assert_eq!(fetches.shards, shards.len());

@@ -17,7 +17,6 @@
 //! runs the coordinator and the workers in separate processes, so the coordinator's CPU
 //! time and peak memory are its own; the test suite runs a short mode in one process.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -117,13 +116,9 @@ pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError>
     let store = Store::open_or_create(path, n, Objective::Points)?;
     let plan = scenario.shard_plan();
     // workers are leased regions all over the layer (lease affinity): every dependency
-    let needed: BTreeSet<u32> = plan
-        .iter()
-        .flatten()
-        .flat_map(|&rank| LayerEngine::dependency_ranks(rank, k))
-        .collect();
+    let every_rank: Vec<u32> = plan.iter().flatten().copied().collect();
+    let needed = LayerEngine::shard_dependency_ranks(&every_rank, k);
     let below = zero_slice(n, k - 1);
-    let needed: Vec<u32> = needed.into_iter().collect();
     for chunk in needed.chunks(64) {
         let batch: Vec<(u32, &SliceBytes)> = chunk.iter().map(|&r| (r, &below)).collect();
         store.put_slice_bytes(k - 1, &batch)?;
@@ -390,12 +385,7 @@ impl SimulatedWorker {
             }
             Some(lease_reply::Reply::Finished(_)) | None => return Ok(Leased::Finished),
         };
-        let needed: BTreeSet<u32> = shard
-            .prize_ranks
-            .iter()
-            .flat_map(|&rank| LayerEngine::dependency_ranks(rank, self.k))
-            .collect();
-        let needed: Vec<u32> = needed
+        let needed: Vec<u32> = LayerEngine::shard_dependency_ranks(&shard.prize_ranks, self.k)
             .into_iter()
             .filter(|&rank| !cache.touch(rank))
             .collect();

@@ -3,8 +3,6 @@
 //! coordinator, and everything they handed in is in the store, with the counts adding up.
 //! No timing is asserted.
 
-use std::collections::BTreeSet;
-
 use gops_common::engine::LayerEngine;
 use gops_coordinator::scale::{Scenario, drive, host, prepare, zero_slice};
 use gops_db::store::Store;
@@ -71,10 +69,7 @@ fn served_and_stored(read_from_dir: bool) {
     assert!(shards_stored as u64 <= report.submissions);
     assert!(shards_stored >= scenario.shards, "{shards_stored}");
     // every dependency of a submitted slice was fetched at least once, in full size
-    let needed: BTreeSet<u32> = stored
-        .iter()
-        .flat_map(|&rank| LayerEngine::dependency_ranks(rank, 5))
-        .collect();
+    let needed = LayerEngine::shard_dependency_ranks(&stored, 5);
     let dependency = zero_slice(16, 4);
     if read_from_dir {
         // located and read as records from the data files, none through the coordinator

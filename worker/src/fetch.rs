@@ -4,7 +4,7 @@
 //! [`gops_proto::MAX_FETCH_SLICES`]; every slice that arrives is checked to be the one
 //! asked for, intact (its digest) and of the right shape before it is used or cached.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use gops_common::cache::SliceCache;
@@ -60,10 +60,7 @@ impl SliceSources {
             return Ok(deps);
         }
         let below = layer - 1;
-        let needed: BTreeSet<u32> = prize_ranks
-            .iter()
-            .flat_map(|&r| LayerEngine::dependency_ranks(r, layer))
-            .collect();
+        let needed = LayerEngine::shard_dependency_ranks(prize_ranks, layer);
         let mut missing = Vec::new();
         for rank in needed {
             match self.cache.get(below, rank) {
