@@ -5,8 +5,9 @@
 # alone), submits gops.sbatch for a small game with `sbatch --wait`, and checks that the
 # job succeeded, that the db is complete with the same per-layer checksums as a
 # `gops solve` of the same game, and that the export exists. Then it stops its daemons.
-# Three jobs: a fresh run; a run resuming an interrupted solve's db (over TLS when the
-# binary has --tls-cert); a resubmission on the complete db.
+# Three jobs: a fresh run (whose worker must read its dependency slices from the db
+# directory, GOPS_SHARED_SLICES's default); a run resuming an interrupted solve's db (over
+# TLS when the binary has --tls-cert); a resubmission on the complete db.
 #   deploy/slurm/test-local.sh            # N = 6, points
 #   GOPS_TEST_N=7 GOPS_BIN=/path/to/gops deploy/slurm/test-local.sh
 # Exit 0: every check passed.
@@ -181,6 +182,15 @@ run_job() {
 
 # 1. a fresh run
 run_job plain 0 "$WORK/jobs/plain/db"
+# its worker read the slices it depends on from the shared db directory, fetching none
+if "$GOPS" worker --help 2>/dev/null | grep -q -- --slices-dir; then
+    done_line=$(grep -h "worker done" "$WORK"/jobs/plain-*.out | tail -n 1)
+    read_count=$(grep -o 'slices_read_from_dir=[0-9]*' <<<"$done_line" | cut -d= -f2)
+    fetched=$(grep -o 'slices_fetched=[0-9]*' <<<"$done_line" | cut -d= -f2)
+    { [ "${read_count:-0}" -gt 0 ] && [ "$fetched" = 0 ]; } ||
+        fail "job 'plain': the worker did not read its slices from the db directory: $done_line"
+    log "job 'plain': $read_count dependency slices read from the db directory, none fetched"
+fi
 
 # 2. a resumed run: the db of an interrupted solve (over TLS when the binary has it)
 tls=0
