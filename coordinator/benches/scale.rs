@@ -9,6 +9,7 @@
 //! cargo bench -p gops-coordinator --bench scale -- --games       # the whole-games table only
 //! cargo bench -p gops-coordinator --bench scale -- --games --cache-mb 16000   # with larger worker caches
 //! cargo bench -p gops-coordinator --bench scale -- --slices-dir  # workers read the db directory
+//! cargo bench -p gops-coordinator --bench scale -- --shards 1500  # longer runs (every scenario)
 //! ```
 //!
 //! Each scenario prints what the simulated workers saw (leases, submissions, slices and
@@ -93,11 +94,16 @@ fn main() {
         ]
     };
     let read_from_dir = args.iter().any(|a| a == "--slices-dir");
+    let shards = args
+        .iter()
+        .position(|a| a == "--shards")
+        .map(|i| args[i + 1].parse::<usize>().expect("--shards COUNT"));
     for (name, scenario) in scenarios {
         run_scenario(
             name,
             &Scenario {
                 read_from_dir,
+                shards: shards.unwrap_or(scenario.shards),
                 ..scenario
             },
         );
@@ -198,10 +204,11 @@ fn run_scenario(name: &str, scenario: &Scenario) {
         ),
     );
     println!(
-        "  waiting on the coordinator: {:.2} % of the workers' time ({:.1} of {:.1} worker-seconds)",
+        "  waiting on the coordinator: {:.2} % of the workers' time ({:.1} of {:.1} worker-seconds); {:.2} % once each worker had its first shard",
         100.0 * d.waiting_share(),
         d.waiting_seconds,
-        d.waiting_seconds + d.solving_seconds
+        d.waiting_seconds + d.solving_seconds,
+        100.0 * d.steady_waiting_share()
     );
     let shards = d.submissions.max(1) as f64;
     let gb_in = d.bytes_submitted as f64 / 1e9;

@@ -516,6 +516,23 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Ends `caller`'s session: its leases are given back at once and it no longer
+    /// counts as a live worker (nor is waited for to hear that the run is finished).
+    pub fn leave(&self, caller: Caller) -> Result<(), CoreError> {
+        let mut inner = self.lock();
+        Self::authenticate(&mut inner, &caller, Instant::now())?;
+        if let Some(open) = inner.open.as_mut() {
+            open.ledger.release_all(caller.worker);
+        }
+        let name = Self::who(&inner, caller.worker);
+        inner.workers.remove(caller.worker);
+        info!(worker = %caller.worker, "worker left");
+        inner
+            .events
+            .record_now(EventKind::WorkerLeft, format!("{name} left"));
+        Ok(())
+    }
+
     /// Checks a fetch of slices of a complete layer (a worker's dependencies).
     pub fn check_fetch(&self, layer: u8, ranks: &[u32]) -> Result<(), CoreError> {
         let n = self.n();

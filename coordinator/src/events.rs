@@ -22,6 +22,8 @@ pub enum EventKind {
     RunComplete,
     /// A worker opened a session (hello).
     WorkerJoined,
+    /// A worker ended its session (shutting down).
+    WorkerLeft,
     /// A worker's lease ran out without a heartbeat: the worker is lost or silent.
     LeaseExpired,
     /// A submission failed its checks and was discarded.

@@ -312,6 +312,19 @@ impl LeaseLedger {
         Some(if walked_into { start + len / 2 } else { start })
     }
 
+    /// Gives back every lease `worker` holds (a worker that left).
+    pub fn release_all(&mut self, worker: WorkerId) {
+        let held: Vec<LeaseId> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.worker == worker)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in held {
+            self.drop_lease(id);
+        }
+    }
+
     /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard
     /// is done.
     pub fn heartbeat(&mut self, worker: WorkerId, lease_id: LeaseId, now: Instant) -> bool {

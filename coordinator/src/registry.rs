@@ -124,9 +124,15 @@ impl WorkerRegistry {
             .map(|(&id, _)| id)
             .collect();
         for id in silent {
-            self.workers.remove(&id);
-            self.told_finished.remove(&id);
+            self.remove(id);
         }
+    }
+
+    /// Forgets the session of `id` (a worker that left); a credential's rejections are
+    /// kept.
+    pub fn remove(&mut self, id: WorkerId) {
+        self.workers.remove(&id);
+        self.told_finished.remove(&id);
     }
 
     /// The worker's name, if it is registered.

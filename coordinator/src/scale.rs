@@ -167,12 +167,23 @@ pub struct DriveReport {
     /// Worker-seconds spent solving (the sleeps) and waiting on the coordinator.
     pub solving_seconds: f64,
     pub waiting_seconds: f64,
+    /// The part of `waiting_seconds` before each worker's first shard (its first lease
+    /// and the fetch of a cold cache, which nothing can overlap): a start-up cost, paid
+    /// once a run where a real worker solves hundreds of shards.
+    #[serde(default)]
+    pub startup_seconds: f64,
 }
 
 impl DriveReport {
     /// The share of the workers' time spent waiting on the coordinator.
     pub fn waiting_share(&self) -> f64 {
         self.waiting_seconds / (self.waiting_seconds + self.solving_seconds).max(1e-12)
+    }
+
+    /// [`DriveReport::waiting_share`] once every worker has its first shard.
+    pub fn steady_waiting_share(&self) -> f64 {
+        let waiting = (self.waiting_seconds - self.startup_seconds).max(0.0);
+        waiting / (waiting + self.solving_seconds).max(1e-12)
     }
 }
 
@@ -193,6 +204,7 @@ struct Counters {
     bytes_read: AtomicU64,
     solving_micros: AtomicU64,
     waiting_micros: AtomicU64,
+    startup_micros: AtomicU64,
 }
 
 fn micros(d: Duration) -> u64 {
@@ -255,6 +267,7 @@ pub async fn drive(url: &str, scenario: &Scenario, db: &Path) -> Result<DriveRep
             // cannot cover counts as waiting
             let mut ahead: Option<Shard> = None;
             let mut handing_in: Option<Shard> = None;
+            let mut started_work = false;
             while !done.load(Ordering::Relaxed) {
                 let shard = match ahead.take() {
                     Some(shard) => shard,
@@ -273,9 +286,12 @@ pub async fn drive(url: &str, scenario: &Scenario, db: &Path) -> Result<DriveRep
                             }
                             Leased::Finished => break,
                         };
-                        counters
-                            .waiting_micros
-                            .fetch_add(micros(asked.elapsed()), Ordering::Relaxed);
+                        let waited = micros(asked.elapsed());
+                        counters.waiting_micros.fetch_add(waited, Ordering::Relaxed);
+                        if !started_work {
+                            counters.startup_micros.fetch_add(waited, Ordering::Relaxed);
+                            started_work = shard.is_some();
+                        }
                         match shard {
                             Some(shard) => shard,
                             None => continue,
@@ -338,6 +354,7 @@ pub async fn drive(url: &str, scenario: &Scenario, db: &Path) -> Result<DriveRep
         bytes_read: load(&counters.bytes_read),
         solving_seconds: load(&counters.solving_micros) as f64 / 1e6,
         waiting_seconds: load(&counters.waiting_micros) as f64 / 1e6,
+        startup_seconds: load(&counters.startup_micros) as f64 / 1e6,
     })
 }
 

@@ -12,8 +12,9 @@ use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId, constant_time_eq};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
     FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
-    LeaseRequest, LocateReply, ReleaseReply, ReleaseRequest, Shard, SliceData, SlicePlace,
-    StatusReply, StatusRequest, SubmitReply, SubmitRequest, Wait, lease_reply,
+    LeaseRequest, LeaveReply, LeaveRequest, LocateReply, ReleaseReply, ReleaseRequest, Shard,
+    SliceData, SlicePlace, StatusReply, StatusRequest, SubmitReply, SubmitRequest, Wait,
+    lease_reply,
 };
 use gops_proto::wire::{slice_data, slice_parts};
 use tokio::net::TcpListener;
@@ -243,6 +244,14 @@ impl CoordinatorRpc for Service {
         let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
         blocking(move || core.release(caller, lease)).await?;
         Ok(Response::new(ReleaseReply {}))
+    }
+
+    async fn leave(&self, request: Request<LeaveRequest>) -> Result<Response<LeaveReply>, Status> {
+        let r = request.into_inner();
+        let core = Arc::clone(&self.core);
+        let caller = caller(r.worker_id, &r.session_key)?;
+        blocking(move || core.leave(caller)).await?;
+        Ok(Response::new(LeaveReply {}))
     }
 
     async fn status(

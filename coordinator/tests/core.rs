@@ -508,6 +508,43 @@ fn a_call_with_a_wrong_session_key_is_refused_and_harms_nobody() {
 }
 
 #[test]
+fn a_worker_that_leaves_gives_back_its_leases_and_is_no_longer_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 1.0);
+    let now = Instant::now();
+    let leaving = core
+        .hello(gops_proto::PROTOCOL_VERSION, "leaving", 1, None)
+        .unwrap();
+    let staying = core
+        .hello(gops_proto::PROTOCOL_VERSION, "staying", 1, None)
+        .unwrap();
+    lease_shard(&core, leaving, now);
+    lease_shard(&core, staying, now);
+    let status = core.status(now).unwrap();
+    assert_eq!(status.workers_registered, 2);
+    // another session's key cannot make it leave
+    let forged = Caller {
+        worker: leaving.worker,
+        key: SessionKey([0xAA; 32]),
+    };
+    assert!(matches!(
+        core.leave(forged),
+        Err(CoreError::WrongSession(_))
+    ));
+    core.leave(leaving).unwrap();
+    let status = core.status(now).unwrap();
+    assert_eq!(status.workers_registered, 1);
+    let shards = status.shards.expect("a layer is open");
+    assert_eq!(shards.leased, 1, "only the staying worker's shard is out");
+    assert_eq!(status.workers.len(), 1);
+    // the session is gone: its next call is from an unknown worker
+    assert!(matches!(
+        core.lease(leaving, now),
+        Err(CoreError::UnknownWorker(_))
+    ));
+}
+
+#[test]
 fn results_are_accepted_only_under_a_lease_of_the_submitter() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 0.0);

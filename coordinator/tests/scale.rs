@@ -89,6 +89,12 @@ fn served_and_stored(read_from_dir: bool) {
     }
     let share = report.waiting_share();
     assert!(share > 0.0 && share < 1.0, "{share}");
+    // every worker waited for its first shard, and that is part of the waiting
+    assert!(
+        report.startup_seconds > 0.0 && report.startup_seconds <= report.waiting_seconds,
+        "{report:?}"
+    );
+    assert!(report.steady_waiting_share() <= share);
     drop(core);
     rt.shutdown_background();
     // what was stored reads back as the zero slices handed in

@@ -19,8 +19,8 @@ pub mod v1 {
 /// 4: sessions: `Hello` answers a session key that every later call of the worker
 /// presents; a submission must name a lease its worker holds or held.
 ///
-/// `LocateSlices` came later without a bump: a coordinator that lacks it answers
-/// `Unimplemented`, and a worker then fetches as before.
+/// `LocateSlices` and `Leave` came later without a bump: a coordinator that lacks them
+/// answers `Unimplemented`, and a worker then fetches as before, or just exits.
 pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a

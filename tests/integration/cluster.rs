@@ -167,8 +167,8 @@ fn a_worker_killed_mid_shard_costs_only_its_shard() {
 fn a_worker_asked_to_stop_gives_back_the_shard_it_leased_ahead() {
     let (_dir, db) = temp_db();
     // leases of 10 s, far longer than the moments between the last lease and the status
-    // below: a shard still leased then was kept, not given back (and the coordinator's
-    // exit waits one lease for the silent worker); small shards, so a layer has many
+    // below: a shard still leased then was kept, not given back, and a worker still
+    // listed did not leave; small shards, so a layer has many
     let (coord, url) = coordinator(
         &db,
         8,
@@ -198,6 +198,9 @@ fn a_worker_asked_to_stop_gives_back_the_shard_it_leased_ahead() {
         status["shards"]["pending"].as_u64().unwrap() > 0,
         "{status}"
     );
+    // it ended its session: no longer a live worker (nor one the exit would wait for)
+    assert_eq!(status["workers"], serde_json::json!([]), "{status}");
+    assert_eq!(status["workers_registered"], 0, "{status}");
     // a second worker finishes the run from there
     assert!(worker(&url, &[]).finish().0);
     assert!(coord.finish().0);

@@ -18,7 +18,7 @@ use gops_common::prizes::{prize_rank, prize_set_count};
 use gops_common::shard::{ShardError, ShardSolver};
 use gops_common::slice::Slice;
 use gops_proto::ids::LeaseId;
-use gops_proto::v1::{LeaseRequest, ReleaseRequest, lease_reply};
+use gops_proto::v1::{LeaseRequest, LeaveRequest, ReleaseRequest, lease_reply};
 use tokio::sync::watch;
 use tracing::{Instrument, debug, error, info, warn};
 
@@ -174,6 +174,7 @@ async fn work(
                 info!(lease = %ready.shard.lease_id, "gave back the shard leased ahead");
             }
             settle(&mut in_flight, &mut summary).await?;
+            leave(&session).await;
             info!("shutting down");
             summary.dependencies = sources.counts;
             return Ok(summary);
@@ -418,6 +419,18 @@ async fn release(session: &Session, lease_id: LeaseId) {
         session_key: session.key.to_wire(),
     };
     let _ = session.client.clone().release(request).await;
+}
+
+/// Ends the session, so the coordinator stops counting this worker as live at once (one
+/// attempt, at most 5 s: a coordinator of an earlier build, or one unreachable now,
+/// finds out when the session goes silent, as before).
+async fn leave(session: &Session) {
+    let request = LeaveRequest {
+        worker_id: session.id().0,
+        session_key: session.key.to_wire(),
+    };
+    let mut client = session.client.clone();
+    let _ = tokio::time::timeout(Duration::from_secs(5), client.leave(request)).await;
 }
 
 /// Solves the shard on the pool, off the runtime, heartbeating its lease meanwhile.

@@ -70,7 +70,7 @@ impl SliceSources {
                 None => missing.push(rank),
             }
         }
-        self.counts.cached += (deps.len()) as u64;
+        self.counts.cached += deps.len() as u64;
         if self.shared.is_some() && !missing.is_empty() {
             missing = self
                 .read_from_dir(session, below, missing, &mut deps)

@@ -182,7 +182,7 @@
 
   const KINDS = {
     layer_complete: "layer complete", run_complete: "run complete",
-    worker_joined: "worker joined", lease_expired: "lease expired",
+    worker_joined: "worker joined", worker_left: "worker left", lease_expired: "lease expired",
     submission_rejected: "rejected", call_refused: "call refused",
     disagreement: "disagreement", slice_repaired: "repaired", store_failed: "store failed",
   };
