@@ -107,6 +107,11 @@ impl SliceSources {
         let mut failures = 0u64;
         let mut first_failure = None;
         for chunk in missing.chunks(gops_proto::MAX_FETCH_SLICES) {
+            if self.shared.is_none() {
+                // turned off by an earlier chunk's answer
+                left.extend_from_slice(chunk);
+                continue;
+            }
             let request = FetchRequest {
                 layer: u32::from(below),
                 prize_ranks: chunk.to_vec(),
