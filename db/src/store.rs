@@ -823,14 +823,30 @@ mod tests {
         );
     }
 
+    /// A 5-card points db at `path` with slices 3 and 7 of layer 2 stored.
+    fn two_slices_in_layer_2(path: &Path) -> Store {
+        let store = Store::open_or_create(path, 5, Objective::Points).unwrap();
+        store
+            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
+            .unwrap();
+        store
+    }
+
+    /// Cuts the file at `path` to `len` bytes (a data file that lost its end).
+    fn cut_to(path: &Path, len: u64) {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    }
+
     #[test]
     fn slice_bytes_live_in_data_files_and_a_damaged_place_is_damage() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-        store
-            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
-            .unwrap();
+        let store = two_slices_in_layer_2(&path);
         let file = path.join("slices-02.dat");
         let before = std::fs::metadata(&file).unwrap().len();
         assert!(before > 2 * 7 * 8, "both bodies are in the data file");
@@ -846,12 +862,7 @@ mod tests {
         assert_eq!(store.stored_ranks(2).unwrap(), vec![3]);
         drop(store);
         // the data file cut short: the slice is damaged, not gone and not garbage
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&file)
-            .unwrap()
-            .set_len(before)
-            .unwrap();
+        cut_to(&file, before);
         let store = Store::open_existing(&path).unwrap();
         assert!(matches!(
             store.slice(2, 3),
@@ -871,10 +882,7 @@ mod tests {
     fn a_located_record_is_the_slice_and_its_digest_and_a_missing_one_is_damage() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-        store
-            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
-            .unwrap();
+        let store = two_slices_in_layer_2(&path);
         let located = store.locate(2, 7).unwrap().expect("in a data file");
         assert_eq!(located.file_name, "slices-02.dat");
         let stored = store.require_slice_bytes(2, 7).unwrap();
@@ -890,12 +898,7 @@ mod tests {
         ));
         // a data file cut inside the record's header: damage, not a wrong digest
         drop(store);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(path.join("slices-02.dat"))
-            .unwrap()
-            .set_len(located.place.offset + 10)
-            .unwrap();
+        cut_to(&path.join("slices-02.dat"), located.place.offset + 10);
         let store = Store::open_existing(&path).unwrap();
         assert!(matches!(
             store.locate(2, 7),
