@@ -135,13 +135,17 @@ impl SliceSources {
                 }
             };
             check_places(chunk, &places)?;
+            // a slice kept inside sled (a db of format 3) has no place: fetched, no warning
+            let (places, unplaced): (Vec<SlicePlace>, Vec<SlicePlace>) =
+                places.into_iter().partition(|p| !p.file.is_empty());
+            left.extend(unplaced.iter().map(|p| p.prize_rank));
             let (n, objective, reader) = (session.n, session.objective, shared.clone());
             let read = tokio::task::spawn_blocking(move || {
                 read_places(&reader, n, objective, below, places)
             })
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
-            for (&rank, outcome) in chunk.iter().zip(read) {
+            for (rank, outcome) in read {
                 match outcome {
                     Ok(slice) => {
                         let slice = Arc::new(slice);
@@ -194,19 +198,22 @@ fn check_places(asked: &[u32], places: &[SlicePlace]) -> Result<(), ClientError>
     Ok(())
 }
 
-/// The slices at `places` (of layer `layer`), each read, checked and decoded, or why not.
+/// The slices at `places` (of layer `layer`) by prize rank, each read, checked and
+/// decoded, or why not.
 fn read_places(
     shared: &SharedDir,
     n: u8,
     objective: Objective,
     layer: u8,
     places: Vec<SlicePlace>,
-) -> Vec<Result<Slice, String>> {
+) -> Vec<(u32, Result<Slice, String>)> {
     places
         .iter()
         .map(|place| {
-            let bytes = shared.read(place)?;
-            Slice::decode_for(n, objective, layer, place.prize_rank, &bytes.body)
+            let slice = shared.read(place).and_then(|bytes| {
+                Slice::decode_for(n, objective, layer, place.prize_rank, &bytes.body)
+            });
+            (place.prize_rank, slice)
         })
         .collect()
 }
