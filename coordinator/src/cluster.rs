@@ -14,6 +14,7 @@
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -190,6 +191,19 @@ pub struct Coordinator {
     layer_games: Vec<u64>,
     inner: Mutex<Inner>,
     observer: Arc<dyn RunObserver + Send>,
+    /// Dependency slices handed to workers since the coordinator started: counted
+    /// outside the lock, read by the metrics.
+    traffic: SliceTraffic,
+}
+
+/// How the workers got their dependency slices from this coordinator.
+#[derive(Debug, Default)]
+pub struct SliceTraffic {
+    /// Slices sent by `FetchSlices`, and their bytes.
+    pub fetched: AtomicU64,
+    pub fetched_bytes: AtomicU64,
+    /// Slices located by `LocateSlices` (read by the workers from the db directory).
+    pub located: AtomicU64,
 }
 
 impl Coordinator {
@@ -216,6 +230,7 @@ impl Coordinator {
             store,
             config,
             layer_games,
+            traffic: SliceTraffic::default(),
             inner: Mutex::new({
                 let started = Instant::now();
                 Inner {
@@ -570,17 +585,31 @@ impl Coordinator {
     /// One slice of a layer [`Coordinator::check_fetch`] accepted, as stored (solved
     /// again first if its record is damaged).
     pub fn fetch_one(&self, layer: u8, rank: u32) -> Result<SliceBytes, CoreError> {
-        self.with_repairs(|| self.store.require_slice_bytes(layer, rank))
+        let bytes = self.with_repairs(|| self.store.require_slice_bytes(layer, rank))?;
+        self.traffic.fetched.fetch_add(1, Ordering::Relaxed);
+        self.traffic
+            .fetched_bytes
+            .fetch_add(bytes.body.len() as u64, Ordering::Relaxed);
+        Ok(bytes)
+    }
+
+    /// The slices handed to workers so far, fetched or located.
+    pub fn slice_traffic(&self) -> &SliceTraffic {
+        &self.traffic
     }
 
     /// Where the slices `ranks` of a layer [`Coordinator::check_fetch`] accepted lie in
     /// the db directory, in order (damaged ones solved again first); `None` for one kept
     /// inside sled (a format-3 db), which must be fetched.
     pub fn locate(&self, layer: u8, ranks: &[u32]) -> Result<Vec<Option<Located>>, CoreError> {
-        ranks
+        let located = ranks
             .iter()
             .map(|&rank| self.with_repairs(|| self.store.locate(layer, rank)))
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        self.traffic
+            .located
+            .fetch_add(located.iter().flatten().count() as u64, Ordering::Relaxed);
+        Ok(located)
     }
 
     /// The slices of layer `k - 1` that the slices `ranks` of layer `k` read, through

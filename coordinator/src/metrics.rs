@@ -124,6 +124,26 @@ pub fn render(core: &Coordinator) -> String {
         "Worker sessions the coordinator holds, live or silent",
         status.workers_registered as f64,
     );
+    let traffic = core.slice_traffic();
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    gauge(
+        &mut registry,
+        "slices_fetched",
+        "Dependency slices sent to workers (FetchSlices) since the coordinator started",
+        load(&traffic.fetched) as f64,
+    );
+    gauge(
+        &mut registry,
+        "slice_bytes_fetched",
+        "Bytes of dependency slices sent to workers since the coordinator started",
+        load(&traffic.fetched_bytes) as f64,
+    );
+    gauge(
+        &mut registry,
+        "slices_located",
+        "Dependency slices located for workers that read the db directory (LocateSlices) since the coordinator started",
+        load(&traffic.located) as f64,
+    );
     if let Some(shards) = &status.shards {
         gauge(
             &mut registry,

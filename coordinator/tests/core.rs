@@ -545,6 +545,25 @@ fn a_worker_that_leaves_gives_back_its_leases_and_is_no_longer_live() {
 }
 
 #[test]
+fn slices_fetched_and_located_are_counted_and_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 4, 0.0);
+    let now = Instant::now();
+    solve_layers_below(&core, 3, now);
+    let fetched = core.fetch_one(2, 1).unwrap();
+    let located = core.locate(2, &[0, 1, 2]).unwrap();
+    assert!(located.iter().all(Option::is_some));
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let traffic = core.slice_traffic();
+    assert_eq!(load(&traffic.fetched), 1);
+    assert_eq!(load(&traffic.fetched_bytes), fetched.body.len() as u64);
+    assert_eq!(load(&traffic.located), 3);
+    let metrics = gops_coordinator::metrics::render(&core);
+    assert!(metrics.contains("gops_slices_fetched 1"), "{metrics}");
+    assert!(metrics.contains("gops_slices_located 3"), "{metrics}");
+}
+
+#[test]
 fn results_are_accepted_only_under_a_lease_of_the_submitter() {
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 0.0);
