@@ -151,20 +151,21 @@ impl LeaseLedger {
 
     /// Takes back every lease whose deadline has passed.
     pub fn expire(&mut self, now: Instant) -> Vec<(LeaseId, WorkerId)> {
-        let expired: Vec<LeaseId> = self
+        self.take_back(|l| l.deadline <= now)
+    }
+
+    /// Drops every lease `which` picks; the leases dropped and their workers.
+    fn take_back(&mut self, which: impl Fn(&Lease) -> bool) -> Vec<(LeaseId, WorkerId)> {
+        let picked: Vec<(LeaseId, WorkerId)> = self
             .leases
             .iter()
-            .filter(|(_, l)| l.deadline <= now)
-            .map(|(&id, _)| id)
+            .filter(|(_, l)| which(l))
+            .map(|(&id, l)| (id, l.worker))
             .collect();
-        expired
-            .into_iter()
-            .map(|id| {
-                let worker = self.leases[&id].worker;
-                self.drop_lease(id);
-                (id, worker)
-            })
-            .collect()
+        for &(id, _) in &picked {
+            self.drop_lease(id);
+        }
+        picked
     }
 
     fn drop_lease(&mut self, lease_id: LeaseId) {
@@ -314,15 +315,7 @@ impl LeaseLedger {
 
     /// Gives back every lease `worker` holds (a worker that left).
     pub fn release_all(&mut self, worker: WorkerId) {
-        let held: Vec<LeaseId> = self
-            .leases
-            .iter()
-            .filter(|(_, l)| l.worker == worker)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in held {
-            self.drop_lease(id);
-        }
+        self.take_back(|l| l.worker == worker);
     }
 
     /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard

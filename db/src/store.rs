@@ -517,15 +517,14 @@ impl Store {
                 _ => Err(missing_slice(k, rank)),
             };
         };
-        let damaged = |why: String| StoreError::DamagedSlice { k, rank, why };
-        let place = Place::decode(&entry)
-            .ok_or_else(|| damaged(format!("index entry of {} bytes", entry.len())))?;
+        let place = indexed_place(k, rank, &entry)?;
         let header = Place {
             offset: place.offset,
             len: place.len.min(SliceBytes::RECORD_HEADER as u32),
         };
         let header_bytes = read_place(&self.files, k, rank, header)?;
-        let digest = SliceBytes::record_digest(&header_bytes).map_err(damaged)?;
+        let digest = SliceBytes::record_digest(&header_bytes)
+            .map_err(|why| StoreError::DamagedSlice { k, rank, why })?;
         Ok(Some(Located {
             file_name: self.files.file_name(k),
             place,
@@ -723,12 +722,17 @@ fn ranks_in(tree: &sled::Tree, k: u8) -> Result<Vec<u32>, StoreError> {
 /// The record that index `entry` points to in `files`: an entry that cannot be read, or
 /// bytes that are not there, are damage to that slice.
 fn read_indexed(files: &SliceFiles, k: u8, rank: u32, entry: &[u8]) -> Result<Vec<u8>, StoreError> {
-    let place: Place = Place::decode(entry).ok_or_else(|| StoreError::DamagedSlice {
+    read_place(files, k, rank, indexed_place(k, rank, entry)?)
+}
+
+/// The place index `entry` of slice `rank` of layer `k` names; one that does not decode
+/// is damage to that slice.
+fn indexed_place(k: u8, rank: u32, entry: &[u8]) -> Result<Place, StoreError> {
+    Place::decode(entry).ok_or_else(|| StoreError::DamagedSlice {
         k,
         rank,
         why: format!("index entry of {} bytes", entry.len()),
-    })?;
-    read_place(files, k, rank, place)
+    })
 }
 
 /// The bytes at `place` of layer `k`'s file in `files`: bytes that are not there are
