@@ -358,23 +358,17 @@ pub fn fill_matrix(
 ) {
     let c = i32::from(upcard);
     let entries = matrix.iter_mut().zip(children).zip(signs);
-    let sign_of = |child: Oriented| if child.is_mirrored() { -1.0 } else { 1.0 };
     match (objective, &below.windows) {
         (Objective::Points, None) if below.diff_range == 0 => {
             for ((m, &child), &s) in entries {
                 let v = below.values[child.canonical()];
-                *m = f64::from(c * i32::from(s)) + sign_of(child) * v;
+                *m = f64::from(c * i32::from(s)) + child.orient(v);
             }
         }
         (Objective::Win, Some(windows)) => {
             let range = below.diff_range;
             for ((m, &child), &s) in entries {
-                let shifted = d + c * i32::from(s);
-                let shifted = if child.is_mirrored() {
-                    -shifted
-                } else {
-                    shifted
-                };
+                let shifted = child.orient_diff(d + c * i32::from(s));
                 let w = windows[child.canonical()];
                 let at = shifted + range - i32::from(w.lo);
                 let v = if at < 0 {
@@ -384,7 +378,7 @@ pub fn fill_matrix(
                 } else {
                     below.values[w.start as usize + at as usize]
                 };
-                *m = sign_of(child) * v;
+                *m = child.orient(v);
             }
         }
         (Objective::Points, _) => {

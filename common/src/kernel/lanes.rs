@@ -74,23 +74,25 @@ impl Isa for Portable {
     ) -> Option<(usize, f64)> {
         let a = &t[q].flat()[..rows];
         let rhs = &t[cols].flat()[..rows];
+        let mut reciprocals = [0.0; MAX_STRATEGIES];
         let mut max_step = f64::INFINITY;
-        for (&a, &b) in a.iter().zip(rhs) {
+        for ((&a, &b), r) in a.iter().zip(rhs).zip(&mut reciprocals) {
+            *r = 1.0 / a;
             if a > PIVOT_EPS {
                 // a strict minimum: the step is never NaN for a finite tableau and, if it
                 // were, both paths skip it
-                let step = (b + FEASIBILITY_TOL) / a;
+                let step = (b + FEASIBILITY_TOL) * *r;
                 max_step = if step < max_step { step } else { max_step };
             }
         }
         let mut candidates = 0u32;
-        for (i, (&a, &b)) in a.iter().zip(rhs).enumerate() {
-            if a <= PIVOT_EPS || b / a > max_step {
+        for (i, ((&a, &b), &r)) in a.iter().zip(rhs).zip(&reciprocals).enumerate() {
+            if a <= PIVOT_EPS || b * r > max_step {
                 continue;
             }
             candidates |= 1 << i;
         }
-        choose_row(candidates, a, rule, row_label).map(|p| (p, 1.0 / a[p]))
+        choose_row(candidates, a, rule, row_label).map(|p| (p, reciprocals[p]))
     }
 
     #[inline(always)]
@@ -101,14 +103,12 @@ impl Isa for Portable {
             *f = a * inv;
         }
         let f = f.as_flattened();
-        for (j, column) in t.iter_mut().enumerate() {
-            if j == q {
-                continue;
-            }
+        // column q too: it is overwritten below, and skipping it would cost a branch
+        for column in t.iter_mut() {
             let column = column.0[..B].as_flattened_mut();
             let g = column[p];
             for (i, (c, &f)) in column.iter_mut().zip(f).enumerate() {
-                if i != p && f != 0.0 {
+                if i != p {
                     *c -= f * g;
                 }
             }
@@ -249,8 +249,8 @@ impl Isa for Avx2 {
                 *live = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
                 index = _mm256_add_pd(index, four);
                 let positive = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(av, eps), *live);
-                let step = _mm256_div_pd(_mm256_add_pd(bv, tol), av);
                 let reciprocal = _mm256_div_pd(_mm256_set1_pd(1.0), av);
+                let step = _mm256_mul_pd(_mm256_add_pd(bv, tol), reciprocal);
                 _mm256_store_pd(reciprocals.0[b].as_mut_ptr(), reciprocal);
                 // step < min ? step : min, as the portable strict minimum (NaN skipped)
                 let step = _mm256_blendv_pd(min, step, positive);
@@ -265,10 +265,11 @@ impl Isa for Avx2 {
             for (b, &live) in live.iter().enumerate() {
                 let av = _mm256_load_pd(a.0[b].as_ptr());
                 let bv = _mm256_load_pd(rhs.0[b].as_ptr());
+                let rv = _mm256_load_pd(reciprocals.0[b].as_ptr());
                 // !(a <= eps) and !(b / a > max_step), as the portable skip
                 let keep = _mm256_and_pd(
                     _mm256_cmp_pd::<_CMP_NLE_UQ>(av, eps),
-                    _mm256_cmp_pd::<_CMP_NGT_UQ>(_mm256_div_pd(bv, av), max_step),
+                    _mm256_cmp_pd::<_CMP_NGT_UQ>(_mm256_mul_pd(bv, rv), max_step),
                 );
                 let bits = _mm256_movemask_pd(_mm256_and_pd(keep, live)) as u32;
                 candidates |= bits << (LANES * b);
@@ -281,61 +282,56 @@ impl Isa for Avx2 {
 
     #[inline(always)]
     fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
-        use std::arch::x86_64::*;
-        let cols = t.len() - 1;
-        // the block holding row p: its lane p is scaled, not updated, and written by the
-        // same vector store (a scalar store there would stall the next vector load)
-        let pivot_block = p / LANES;
-        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
-        // every load and store is of a whole aligned block of a `Column` (align 32),
-        // B <= BLOCKS, p < rows + 1 <= LANES * B.
-        unsafe {
-            let inv_v = _mm256_set1_pd(inv);
-            let zero = _mm256_setzero_pd();
-            let p_v = _mm256_set1_pd(p as f64);
-            let rows_v = _mm256_set1_pd(rows as f64);
-            let four = _mm256_set1_pd(LANES as f64);
-            let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
-            let mut f = [zero; B];
-            let mut update = [zero; B];
-            let mut constraint = [zero; B];
-            let mut is_p = zero;
-            for b in 0..B {
-                f[b] = _mm256_mul_pd(_mm256_load_pd(t[q].0[b].as_ptr()), inv_v);
-                let at_p = _mm256_cmp_pd::<_CMP_EQ_OQ>(index, p_v);
-                if b == pivot_block {
-                    is_p = at_p;
-                }
-                // f != 0 (NaN included) and not the pivot row
-                update[b] = _mm256_andnot_pd(at_p, _mm256_cmp_pd::<_CMP_NEQ_UQ>(f[b], zero));
-                constraint[b] = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
-                index = _mm256_add_pd(index, four);
-            }
-            let masks = PivotMasks {
-                f,
-                update,
-                constraint,
-                is_p,
-                inv: inv_v,
-                p,
-                pivot_block,
-            };
-            let (columns, rhs) = t.split_at_mut(cols);
-            for (j, column) in columns.iter_mut().enumerate() {
-                if j != q {
-                    update_column(column, &masks, false);
-                }
-            }
-            update_column(&mut rhs[0], &masks, true);
-            let negative_zero = _mm256_set1_pd(-0.0);
-            let column_q = &mut t[q];
-            for (b, &f) in f.iter().enumerate() {
-                let mut r = _mm256_xor_pd(f, negative_zero);
-                if b == pivot_block {
-                    r = _mm256_blendv_pd(r, inv_v, is_p);
-                }
-                _mm256_store_pd(column_q.0[b].as_mut_ptr(), r);
-            }
+        pivot_in_block::<B>(t, rows, p, q, inv)
+    }
+}
+
+/// [`Avx2::pivot`] with row p in block `P`: `c - f g` on every lane, then the lane of
+/// row p replaced by `c / pivot` (as the portable path: `f g` is subtracted wherever
+/// `f` is 0 too, which leaves `c` but for the sign of a zero).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn pivot_in_block<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+    use std::arch::x86_64::*;
+    let cols = t.len() - 1;
+    // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+    // every load and store is of a whole aligned block of a `Column` (align 32),
+    // B <= BLOCKS, p < rows + 1 <= LANES * B, so P < B.
+    unsafe {
+        let inv_v = _mm256_set1_pd(inv);
+        let zero = _mm256_setzero_pd();
+        let rows_v = _mm256_set1_pd(rows as f64);
+        let four = _mm256_set1_pd(LANES as f64);
+        let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+        let p_v = _mm256_set1_pd(p as f64);
+        let mut f = [zero; B];
+        let mut constraint = [zero; B];
+        let mut is_p = [zero; B];
+        for b in 0..B {
+            f[b] = _mm256_mul_pd(_mm256_load_pd(t[q].0[b].as_ptr()), inv_v);
+            constraint[b] = _mm256_cmp_pd::<_CMP_LT_OQ>(index, rows_v);
+            is_p[b] = _mm256_cmp_pd::<_CMP_EQ_OQ>(index, p_v);
+            index = _mm256_add_pd(index, four);
+        }
+        let masks = PivotMasks {
+            f,
+            constraint,
+            is_p,
+            inv: inv_v,
+            p,
+        };
+        // column q too: it is overwritten below, and skipping it would cost a branch
+        let (columns, rhs) = t.split_at_mut(cols);
+        for column in columns.iter_mut() {
+            update_column::<B>(column, &masks, false);
+        }
+        update_column::<B>(&mut rhs[0], &masks, true);
+        let negative_zero = _mm256_set1_pd(-0.0);
+        let column_q = &mut t[q];
+        for (b, &f) in f.iter().enumerate() {
+            let r = _mm256_xor_pd(f, negative_zero);
+            let r = _mm256_blendv_pd(r, inv_v, masks.is_p[b]);
+            _mm256_store_pd(column_q.0[b].as_mut_ptr(), r);
         }
     }
 }
@@ -345,26 +341,23 @@ impl Isa for Avx2 {
 struct PivotMasks<const B: usize> {
     /// The factors `a_iq / a_pq`.
     f: [std::arch::x86_64::__m256d; B],
-    /// Lanes to update: f != 0 and not the pivot row.
-    update: [std::arch::x86_64::__m256d; B],
     /// Lanes of constraint rows (not the objective row, not padding).
     constraint: [std::arch::x86_64::__m256d; B],
-    /// In block `pivot_block`, the lane of the pivot row.
-    is_p: std::arch::x86_64::__m256d,
+    /// The lane of row p (all clear in the other blocks).
+    is_p: [std::arch::x86_64::__m256d; B],
     inv: std::arch::x86_64::__m256d,
     p: usize,
-    pivot_block: usize,
 }
 
-/// Updates one column for a pivot: `c - f g` where f != 0, `c / pivot` on the pivot row,
-/// `c` elsewhere, with `g` the column's pivot-row entry; `clamp` (the right-hand side)
+/// Updates one column for a pivot, row p in block `P`: `c - f g`, with `g` the column's
+/// pivot-row entry, but `c / pivot` on the pivot row; `clamp` (the right-hand side)
 /// then sets negative constraint entries to +0. A function, not a closure, so that it
 /// inlines into the AVX2 code (a closure would be compiled without AVX2).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, clamp: bool) {
     use std::arch::x86_64::*;
-    // SAFETY: called only from `Avx2::pivot` (see there); the loads and stores are of
+    // SAFETY: called only from `pivot_in_block` (see there); the loads and stores are of
     // whole aligned blocks of the column, B <= BLOCKS.
     unsafe {
         let zero = _mm256_setzero_pd();
@@ -372,11 +365,8 @@ fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, cla
         for b in 0..B {
             let block = column.0[b].as_mut_ptr();
             let c = _mm256_load_pd(block);
-            let updated = _mm256_sub_pd(c, _mm256_mul_pd(masks.f[b], g));
-            let mut r = _mm256_blendv_pd(c, updated, masks.update[b]);
-            if b == masks.pivot_block {
-                r = _mm256_blendv_pd(r, _mm256_mul_pd(c, masks.inv), masks.is_p);
-            }
+            let r = _mm256_sub_pd(c, _mm256_mul_pd(masks.f[b], g));
+            let mut r = _mm256_blendv_pd(r, _mm256_mul_pd(c, masks.inv), masks.is_p[b]);
             if clamp {
                 // r > 0 ? r : 0, as `non_negative`, on the constraint rows
                 r = _mm256_blendv_pd(r, _mm256_max_pd(r, zero), masks.constraint[b]);
