@@ -234,7 +234,10 @@ pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> 
             Some(e) => layer_engine.insert(e),
             None => {
                 cache.keep_layer(layer - 1);
-                layer_engine.insert(LayerEngine::new(core.n(), layer, core.objective()))
+                layer_engine.insert(
+                    LayerEngine::new(core.n(), layer, core.objective())
+                        .with_start(core.pivot_start()),
+                )
             }
         };
         let below = core.slices_below(&mut cache, layer, &prize_ranks)?;

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::cards::CardSet;
-use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES};
+use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES, PivotStart};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
@@ -76,6 +76,8 @@ pub enum DiffSearch {
 pub struct LayerEngine {
     pub objective: Objective,
     pub diff_search: DiffSearch,
+    /// How the kernel starts each simplex: the db's arithmetic (see [`PivotStart`]).
+    pub start: PivotStart,
     pub layout: LayerLayout,
     pub below: LayerLayout,
     pub children: ChildTable,
@@ -94,10 +96,17 @@ impl LayerEngine {
         LayerEngine {
             objective,
             diff_search: DiffSearch::Bisect,
+            start: PivotStart::default(),
             layout,
             below,
             children,
         }
+    }
+
+    /// This engine with the kernel started as `start` says (a db's arithmetic).
+    pub fn with_start(mut self, start: PivotStart) -> LayerEngine {
+        self.start = start;
+        self
     }
 
     pub fn k(&self) -> u8 {
@@ -259,6 +268,8 @@ impl LayerEngine {
         prizes: CardSet,
     ) -> Result<(f64, f64, u64), EngineError> {
         let k = self.layout.k as usize;
+        // whoever made the solver, this layer's values are computed as its db's are
+        solver.set_start(self.start);
         let (rows, cols, children, signs) = self.children.of(p);
         let mut matrix = [0.0f64; MAX_STRATEGIES * MAX_STRATEGIES];
         let matrix = &mut matrix[..rows * cols];

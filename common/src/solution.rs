@@ -4,6 +4,7 @@
 
 use crate::checksum::LayerChecksum;
 use crate::engine::{DiffSearch, EngineError, LayerEngine, terminal_slice};
+use crate::kernel::PivotStart;
 use crate::layout::LayerLayout;
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_set_count};
@@ -33,12 +34,23 @@ impl InMemorySolution {
         objective: Objective,
         diff_search: DiffSearch,
     ) -> Result<InMemorySolution, EngineError> {
+        Self::solve_as(n, objective, diff_search, PivotStart::default())
+    }
+
+    /// Solves every layer with the kernel's simplex started as `start` says (the
+    /// arithmetic of a db of another format).
+    pub fn solve_as(
+        n: u8,
+        objective: Objective,
+        diff_search: DiffSearch,
+        start: PivotStart,
+    ) -> Result<InMemorySolution, EngineError> {
         let mut layers = vec![vec![terminal_slice()]];
         let mut layouts = vec![LayerLayout::new(n, 0)];
         let mut max_gaps = vec![0.0];
         let mut games = 0;
         for k in 1..=n {
-            let mut engine = LayerEngine::new(n, k, objective);
+            let mut engine = LayerEngine::new(n, k, objective).with_start(start);
             engine.diff_search = diff_search;
             let below = &layers[k as usize - 1];
             let dependency = |prizes| &below[prize_rank(prizes) as usize];

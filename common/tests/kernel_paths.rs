@@ -1,17 +1,20 @@
 //! The kernel's two paths, portable and AVX2, against each other and against the kernel
 //! as it was at commit 0bf24c6 (`kernel_paths/reference.rs`): on real games of every size
 //! a solve meets (from in-memory solved games, engine and full games, both objectives)
-//! and GOPS-shaped games above, every outcome (status, value, gap) and both strategies
-//! must be bit-identical. So vectorising changed no stored value, and the result does not
-//! depend on the CPU. On a CPU without AVX2 the portable path is still checked against
-//! the reference.
+//! and GOPS-shaped games above. Started as databases of formats 3 and 4 were solved
+//! ([`PivotStart::Leftmost`]), every outcome (status, value, gap) and both strategies must
+//! be bit-identical to the reference: vectorising changed no stored value. Started as
+//! format 5 solves ([`PivotStart::Minimax`]), the two paths must agree bit for bit with
+//! each other, and the values with the reference's within the two certificates. So the
+//! result does not depend on the CPU. On a CPU without AVX2 the portable path is still
+//! checked against the reference.
 
 mod support;
 
 #[path = "kernel_paths/reference.rs"]
 mod reference;
 
-use gops_common::kernel::{GameSolver, GameStatus, SimdPath};
+use gops_common::kernel::{GameSolver, GameStatus, PivotStart, SimdPath};
 use gops_common::objective::Objective;
 use gops_common::solution::InMemorySolution;
 use rand::SeedableRng;
@@ -39,14 +42,27 @@ fn corpus(real_per_size: usize, synthetic_per_size: usize, seed: u64) -> Vec<Vec
     sizes
 }
 
-/// Solves every game on both paths and with the reference; panics on the first
-/// difference in any bit. Returns the games solved and how many needed the simplex.
+/// Solves every game on both paths, with both starts, and with the reference; panics on
+/// the first difference in any bit (in a value beyond the certificates, for the minimax
+/// start against the reference). Returns the games solved and how many needed the
+/// simplex.
 fn check_agreement(sizes: &[Vec<Game>]) -> (usize, usize) {
-    let mut portable = GameSolver::with_path(SimdPath::Portable);
-    let mut fast = GameSolver::new();
+    let on = |path, start| {
+        let mut solver = GameSolver::with_path(path);
+        solver.set_start(start);
+        solver
+    };
+    let mut leftmost = [
+        on(SimdPath::Portable, PivotStart::Leftmost),
+        on(SimdPath::Avx2, PivotStart::Leftmost),
+    ];
+    let mut minimax = [
+        on(SimdPath::Portable, PivotStart::Minimax),
+        on(SimdPath::Avx2, PivotStart::Minimax),
+    ];
     let mut old = reference::GameSolver::new();
-    assert_eq!(portable.path(), SimdPath::Portable);
-    if fast.path() == SimdPath::Portable {
+    assert_eq!(leftmost[0].path(), SimdPath::Portable);
+    if leftmost[1].path() == SimdPath::Portable {
         eprintln!("this CPU has no AVX2: checking the portable path against the reference");
     }
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
@@ -59,7 +75,7 @@ fn check_agreement(sizes: &[Vec<Game>]) -> (usize, usize) {
             reference::GameStatus::Solved => GameStatus::Solved,
             reference::GameStatus::Uncertified => GameStatus::Uncertified,
         };
-        for solver in [&mut portable, &mut fast] {
+        for solver in &mut leftmost {
             let got = solver.solve(m, rows, cols);
             let path = solver.path();
             assert_eq!(got.status, want_status, "{path:?} {rows}x{cols} {m:?}");
@@ -77,6 +93,37 @@ fn check_agreement(sizes: &[Vec<Game>]) -> (usize, usize) {
                 bits(solver.strategy_b()),
                 bits(old.strategy_b()),
                 "{path:?} {m:?}"
+            );
+        }
+        let [portable, fast] = &mut minimax;
+        let got = portable.solve(m, rows, cols);
+        let fast_got = fast.solve(m, rows, cols);
+        assert_eq!(
+            (got.status, got.value.to_bits(), got.gap.to_bits()),
+            (
+                fast_got.status,
+                fast_got.value.to_bits(),
+                fast_got.gap.to_bits()
+            ),
+            "minimax start, portable vs AVX2, {rows}x{cols}: {got:?} vs {fast_got:?} for {m:?}"
+        );
+        assert_eq!(
+            bits(portable.strategy_a()),
+            bits(fast.strategy_a()),
+            "{m:?}"
+        );
+        assert_eq!(
+            bits(portable.strategy_b()),
+            bits(fast.strategy_b()),
+            "{m:?}"
+        );
+        if want_status != GameStatus::Uncertified {
+            // both enclose the value: they differ by at most the two gaps
+            assert_ne!(got.status, GameStatus::Uncertified, "{m:?}");
+            let scale = m.iter().fold(1.0f64, |s, v| s.max(v.abs()));
+            assert!(
+                (got.value - want.value).abs() <= got.gap + want.gap + 1e-14 * scale,
+                "minimax start {got:?} vs reference {want:?} for {m:?}"
             );
         }
         games += 1;

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use gops_common::engine::{EngineError, LayerEngine};
+use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_common::prizes::prize_set_count;
@@ -281,6 +282,11 @@ impl Coordinator {
 
     pub fn objective(&self) -> Objective {
         self.store.objective()
+    }
+
+    /// The kernel's arithmetic of the run's db, which its workers must compute with.
+    pub fn pivot_start(&self) -> PivotStart {
+        self.store.pivot_start()
     }
 
     /// Stops leasing once this run has stored `slices` slices.
@@ -644,7 +650,7 @@ impl Coordinator {
     /// Solves slice `rank` of layer `k` again from layer `k - 1` and stores it.
     fn repair(&self, k: u8, rank: u32, why: &str) -> Result<(), CoreError> {
         error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: solving it again");
-        let engine = LayerEngine::new(self.n(), k, self.objective());
+        let engine = LayerEngine::new(self.n(), k, self.objective()).with_start(self.pivot_start());
         let mut cache = gops_common::cache::SliceCache::new(self.config.verify_cache_bytes);
         let below = loop {
             match self.store.slices_below(&mut cache, k, [rank]) {

@@ -83,7 +83,7 @@ impl OpenLayer {
         let shards = plan_layer_shards(&progress.missing(), &size, config);
         Ok(OpenLayer {
             progress,
-            engine: Arc::new(LayerEngine::new(n, k, objective)),
+            engine: Arc::new(LayerEngine::new(n, k, objective).with_start(store.pivot_start())),
             ledger: LeaseLedger::new(shards, config.lease, first_lease)
                 .with_max_per_worker(config.max_leases_per_worker),
             stored_by: HashMap::new(),

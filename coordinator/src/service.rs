@@ -16,7 +16,7 @@ use gops_proto::v1::{
     SliceData, SlicePlace, StatusReply, StatusRequest, SubmitReply, SubmitRequest, Wait,
     lease_reply,
 };
-use gops_proto::wire::{slice_data, slice_parts};
+use gops_proto::wire::{self, slice_data, slice_parts};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tokio_stream::{Stream, StreamExt};
@@ -106,6 +106,7 @@ impl CoordinatorRpc for Service {
             objective: core.objective().name().to_string(),
             lease_ms: core.config().lease.as_millis() as u64,
             session_key: caller.key.to_wire(),
+            pivot_start: wire::pivot_start_to_wire(core.pivot_start()),
         }))
     }
 

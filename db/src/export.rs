@@ -134,6 +134,7 @@ pub fn export(
         }
     }
     let mut summary = ExportSummary::default();
+    let start = store.pivot_start();
     for k in options.layers.clone() {
         let layer = LayerExport::new(store, k, options);
         let mut below_cache = SliceCache::new(CACHE_BYTES);
@@ -144,9 +145,10 @@ pub fn export(
             let rows = layer
                 .states
                 .par_chunks(STATES_PER_TASK)
-                .map_init(GameSolver::new, |solver, states| {
-                    layer.rows(&input, states, solver)
-                })
+                .map_init(
+                    || GameSolver::with_start(start),
+                    |solver, states| layer.rows(&input, states, solver),
+                )
                 .collect::<Result<Vec<_>, ExportError>>()?;
             for chunk in &rows {
                 sink.write_rows(chunk).map_err(ExportError::Sink)?;

@@ -36,7 +36,7 @@ impl<'s> Oracle<'s> {
             store,
             slices: SliceCache::new(cache_bytes),
             layouts: vec![None; usize::from(store.n()) + 1],
-            solver: GameSolver::new(),
+            solver: GameSolver::with_start(store.pivot_start()),
             last: None,
         }
     }

@@ -87,7 +87,7 @@ pub fn revealed_game(
         upcard,
         &layout,
         &below,
-        &mut GameSolver::new(),
+        &mut GameSolver::with_start(store.pivot_start()),
     )
 }
 

@@ -92,7 +92,7 @@ impl SharedOracle {
             upcard,
             &self.layout(k - 1),
             &below,
-            &mut GameSolver::new(),
+            &mut GameSolver::with_start(self.store.pivot_start()),
         )
     }
 }

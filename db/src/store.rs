@@ -21,6 +21,7 @@ use std::sync::Arc;
 use gops_common::cache::SliceCache;
 use gops_common::checksum::Digest;
 use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
+use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
@@ -29,9 +30,17 @@ use serde::{Deserialize, Serialize};
 use crate::slice_files::{Place, SliceFiles};
 
 /// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
-/// (a resumed layer must be computed exactly as its first part was).
-pub const FORMAT_VERSION: u32 = 4;
-/// The format before slice bytes moved out of sled: read, and upgraded when solved into.
+/// (a resumed layer must be computed exactly as its first part was). New dbs are made in
+/// this format.
+///
+/// 5: the kernel starts each simplex on B's minimax column ([`PivotStart::Minimax`]);
+/// the bytes are laid out as in format 4.
+pub const FORMAT_VERSION: u32 = 5;
+/// Slices in data files beside sled, values from the kernel that starts on the leftmost
+/// column: read, solved into (resumed) with that kernel, and kept in that format.
+pub const FORMAT_4: u32 = 4;
+/// The format before slice bytes moved out of sled: read, and upgraded to format 4 (its
+/// arithmetic) when solved into.
 pub const LEGACY_FORMAT_VERSION: u32 = 3;
 const MANIFEST_KEY: &[u8] = b"manifest";
 /// A copy of the manifest beside sled's files, so commands can validate their input
@@ -51,6 +60,16 @@ impl Manifest {
         self.objective
             .parse()
             .map_err(|e: String| StoreError::Corrupt(format!("manifest: {e}")))
+    }
+
+    /// How the kernel started its simplex for this db's values, so that resuming,
+    /// checking and querying it compute exactly as its solve did.
+    pub fn pivot_start(&self) -> PivotStart {
+        if self.format_version >= FORMAT_VERSION {
+            PivotStart::Minimax
+        } else {
+            PivotStart::Leftmost
+        }
     }
 }
 
@@ -130,7 +149,7 @@ pub enum StoreError {
     #[error("database is damaged: slice {rank} of layer {k}: {why}")]
     DamagedSlice { k: u8, rank: u32, why: String },
     #[error(
-        "database format version {found} is not supported by this build (it reads {LEGACY_FORMAT_VERSION} and {FORMAT_VERSION}; a newer gops made this db)"
+        "database format version {found} is not supported by this build (it reads {LEGACY_FORMAT_VERSION} to {FORMAT_VERSION}; a newer gops made this db)"
     )]
     Version { found: u32 },
     #[error("storage error: {0}")]
@@ -276,7 +295,8 @@ impl Store {
     }
 
     /// Marks a format-3 db as format 4 (in sled and in its manifest file) before anything
-    /// is stored the new way: its old slices stay where they are and are still read.
+    /// is stored the new way: its old slices stay where they are and are still read. Not
+    /// format 5: its values are of format 4's arithmetic, and the rest of it is solved so.
     fn upgrade_manifest(
         path: &Path,
         meta: &sled::Tree,
@@ -284,7 +304,7 @@ impl Store {
         old: Manifest,
     ) -> Result<Manifest, StoreError> {
         let manifest = Manifest {
-            format_version: FORMAT_VERSION,
+            format_version: FORMAT_4,
             ..old
         };
         let bytes = serde_json::to_vec(&manifest).expect("manifest serialises");
@@ -372,9 +392,7 @@ impl Store {
     fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
         let manifest: Manifest = serde_json::from_slice(bytes)
             .map_err(|e| StoreError::Corrupt(format!("manifest: {e}")))?;
-        if manifest.format_version != FORMAT_VERSION
-            && manifest.format_version != LEGACY_FORMAT_VERSION
-        {
+        if !(LEGACY_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
             return Err(StoreError::Version {
                 found: manifest.format_version,
             });
@@ -438,6 +456,11 @@ impl Store {
 
     pub fn objective(&self) -> Objective {
         self.manifest.objective().expect("checked at open")
+    }
+
+    /// The kernel's arithmetic of this db's values (from its format).
+    pub fn pivot_start(&self) -> PivotStart {
+        self.manifest.pivot_start()
     }
 
     /// Counts this start of a coordinator and returns its number (1, 2, ...), flushed: ids
@@ -961,11 +984,13 @@ mod tests {
         }
         let peeked = Store::peek_manifest(&path).unwrap().unwrap();
         assert_eq!(peeked.format_version, LEGACY_FORMAT_VERSION);
-        // opened to solve: marked format 4, old slices still read beside new ones
+        // opened to solve: marked format 4 (its arithmetic stays), old slices still read
+        // beside new ones
         let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-        assert_eq!(store.manifest().format_version, FORMAT_VERSION);
+        assert_eq!(store.manifest().format_version, FORMAT_4);
+        assert_eq!(store.pivot_start(), PivotStart::Leftmost);
         let peeked = Store::peek_manifest(&path).unwrap().unwrap();
-        assert_eq!(peeked.format_version, FORMAT_VERSION);
+        assert_eq!(peeked.format_version, FORMAT_4);
         store.put_slices(2, &[solved(2, vec![2.0; 7])]).unwrap();
         assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2, 4]);
         // an old slice has no place in a data file; a new one has

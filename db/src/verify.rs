@@ -123,7 +123,7 @@ pub fn verify(
             continue;
         };
         below_cache.keep_layer(k - 1);
-        let engine = LayerEngine::new(n, k, objective);
+        let engine = LayerEngine::new(n, k, objective).with_start(store.pivot_start());
         let mut layer = LayerVerified {
             k,
             slices: prize_set_count(n, k),

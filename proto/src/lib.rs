@@ -18,10 +18,12 @@ pub mod v1 {
 /// 3: `StatusReply` is a typed message (it was a JSON string).
 /// 4: sessions: `Hello` answers a session key that every later call of the worker
 /// presents; a submission must name a lease its worker holds or held.
+/// 5: `Hello` answers the kernel's pivot start (db format 5 starts each simplex on B's
+/// minimax column; a worker of version 4 would compute other last bits).
 ///
 /// `LocateSlices` and `Leave` came later without a bump: a coordinator that lacks them
 /// answers `Unimplemented`, and a worker then fetches as before, or just exits.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a
 /// few tens of MiB; submissions are split to stay under this).

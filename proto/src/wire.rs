@@ -1,9 +1,30 @@
 //! Slices on the wire: a stored slice's bytes into a [`SliceData`] message and back, with
 //! the form of the message checked (the coordinator checks the content).
 
+use gops_common::kernel::PivotStart;
 use gops_common::slice::SliceBytes;
 
 use crate::v1::SliceData;
+
+/// [`PivotStart`] as `HelloReply.pivot_start` carries it.
+pub fn pivot_start_to_wire(start: PivotStart) -> u32 {
+    match start {
+        PivotStart::Leftmost => 0,
+        PivotStart::Minimax => 1,
+    }
+}
+
+/// `HelloReply.pivot_start` as a [`PivotStart`]; an error for a value this build does not
+/// know (a newer coordinator's arithmetic).
+pub fn pivot_start_from_wire(value: u32) -> Result<PivotStart, String> {
+    match value {
+        0 => Ok(PivotStart::Leftmost),
+        1 => Ok(PivotStart::Minimax),
+        other => Err(format!(
+            "the coordinator's kernel starts its simplex in a way this build does not know ({other}): use the coordinator's gops version"
+        )),
+    }
+}
 
 /// A slice message for `rank` of `layer`.
 pub fn slice_data(layer: u8, rank: u32, bytes: SliceBytes) -> SliceData {

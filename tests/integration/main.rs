@@ -7,6 +7,7 @@ mod damage;
 mod dashboard;
 mod disk;
 mod export;
+mod formats;
 mod grpc;
 mod hostile;
 mod netns;

@@ -327,10 +327,12 @@ async fn next_shard(
     let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
         Some(e) => Arc::clone(e),
         None => {
-            let (n, objective) = (session.n, session.objective);
-            let built = tokio::task::spawn_blocking(move || LayerEngine::new(n, layer, objective))
-                .await
-                .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            let (n, objective, start) = (session.n, session.objective, session.pivot_start);
+            let built = tokio::task::spawn_blocking(move || {
+                LayerEngine::new(n, layer, objective).with_start(start)
+            })
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
             sources.cache.keep_layer(layer - 1);
             let built = Arc::new(built);
             *engine = Some(Arc::clone(&built));

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_proto::ids::{Caller, SessionKey, WorkerId};
 use gops_proto::v1::HelloRequest;
@@ -28,6 +29,8 @@ pub struct Session {
     pub key: SessionKey,
     pub n: u8,
     pub objective: Objective,
+    /// How the kernel starts each simplex: the coordinator's db's arithmetic.
+    pub pivot_start: PivotStart,
     /// How long a lease lasts without a heartbeat.
     pub lease: Duration,
 }
@@ -39,6 +42,7 @@ pub struct Welcome {
     pub key: SessionKey,
     pub n: u8,
     pub objective: Objective,
+    pub pivot_start: PivotStart,
     pub lease: Duration,
 }
 
@@ -50,6 +54,8 @@ impl Welcome {
             .filter(|n| (1..=gops_common::MAX_N).contains(n))
             .ok_or_else(|| ClientError::Protocol(format!("n = {}", reply.n)))?;
         let objective: Objective = reply.objective.parse().map_err(ClientError::Protocol)?;
+        let pivot_start = gops_proto::wire::pivot_start_from_wire(reply.pivot_start)
+            .map_err(ClientError::Protocol)?;
         let key = SessionKey::from_wire(&reply.session_key).ok_or_else(|| {
             ClientError::Protocol(format!(
                 "session key of {} bytes, not {}",
@@ -62,6 +68,7 @@ impl Welcome {
             key,
             n,
             objective,
+            pivot_start,
             lease: Duration::from_millis(reply.lease_ms.max(1)),
         })
     }
@@ -78,6 +85,7 @@ impl Session {
             key: SessionKey([0; SessionKey::LEN]),
             n: 0,
             objective: Objective::Points,
+            pivot_start: PivotStart::default(),
             lease: Duration::from_secs(60),
         }
     }
@@ -126,7 +134,10 @@ impl Session {
             }
         };
         let welcome = Welcome::from_reply(&reply)?;
-        if self.worker_id.is_some() && (welcome.n != self.n || welcome.objective != self.objective)
+        if self.worker_id.is_some()
+            && (welcome.n != self.n
+                || welcome.objective != self.objective
+                || welcome.pivot_start != self.pivot_start)
         {
             return Err(ClientError::Protocol(
                 "the coordinator now runs another game".into(),
@@ -135,6 +146,7 @@ impl Session {
         self.worker_id = Some(welcome.worker_id);
         self.key = welcome.key;
         (self.n, self.objective, self.lease) = (welcome.n, welcome.objective, welcome.lease);
+        self.pivot_start = welcome.pivot_start;
         info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator");
         Ok(())
     }
@@ -153,11 +165,13 @@ mod tests {
             objective: "win".into(),
             lease_ms: 0,
             session_key: vec![9; 32],
+            pivot_start: 1,
         };
         let welcome = Welcome::from_reply(&reply).unwrap();
         assert_eq!(welcome.worker_id, WorkerId(5));
         assert_eq!(welcome.key, SessionKey([9; 32]));
         assert_eq!(welcome.lease, Duration::from_millis(1));
+        assert_eq!(welcome.pivot_start, PivotStart::Minimax);
         for bad in [
             HelloReply {
                 n: 0,
@@ -169,6 +183,11 @@ mod tests {
             },
             HelloReply {
                 objective: "score".into(),
+                ..reply.clone()
+            },
+            // an arithmetic of a newer build
+            HelloReply {
+                pivot_start: 2,
                 ..reply.clone()
             },
             // a coordinator of protocol version 3 sends no key

@@ -4,8 +4,9 @@
 //! 1. A saddle-point check finds pure equilibria in O(rows x cols).
 //! 2. Otherwise the game, rescaled to entries in [1, 2], is solved by the condensed-tableau
 //!    simplex of game theory texts (one (rows+1) x (cols+1) tableau, labels exchanged on
-//!    each pivot), with Dantzig's rule and, should that fail to converge or certify, a
-//!    restart under Bland's rule, which cannot cycle.
+//!    each pivot), with Dantzig's rule (after a first pivot on B's minimax column, see
+//!    [`PivotStart`]) and, should that fail to converge or certify, a restart under
+//!    Bland's rule, which cannot cycle.
 //! 3. The certificate is the gap `max_i (M y)_i - min_j (x^T M)_j`, computed on the
 //!    original matrix; the value is the midpoint of those two bounds, which enclose the
 //!    true value.
@@ -78,6 +79,22 @@ enum Prelude {
     },
 }
 
+/// Which column the simplex brings into the basis first. The values' last bits depend on
+/// it, so it is part of a database's format: a db records which one its values were
+/// computed with, and everything that re-solves them (resumed solves, the coordinator's
+/// checks, `verify`, queries) uses the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PivotStart {
+    /// Dantzig's rule from the first pivot. All reduced costs are equal then (-1), so the
+    /// leftmost column enters: databases of formats 3 and 4.
+    Leftmost,
+    /// B's pure minimax strategy (the column whose largest entry is smallest), then
+    /// Dantzig's rule: about 14 % fewer pivots on the games of a 10-card points solve
+    /// (5.79 -> 4.99 per game that is not a saddle point). Databases of format 5 on.
+    #[default]
+    Minimax,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PivotRule {
     Dantzig,
@@ -130,6 +147,11 @@ pub struct GameSolver {
     cols: usize,
     /// Pivots made by the last solve (Dantzig and Bland runs together).
     pivots: u32,
+    /// B's pure minimax strategy (the column whose largest entry is smallest), from the
+    /// saddle check: the first column the Dantzig run brings in under
+    /// [`PivotStart::Minimax`].
+    minimax_column: usize,
+    start: PivotStart,
     path: SimdPath,
 }
 
@@ -162,8 +184,27 @@ impl GameSolver {
             rows: 0,
             cols: 0,
             pivots: 0,
+            minimax_column: 0,
+            start: PivotStart::default(),
             path,
         }
+    }
+
+    /// A solver on the fastest path, starting its simplex as `start` says.
+    pub fn with_start(start: PivotStart) -> Self {
+        let mut solver = Self::new();
+        solver.start = start;
+        solver
+    }
+
+    /// Sets how later solves start their simplex.
+    pub fn set_start(&mut self, start: PivotStart) {
+        self.start = start;
+    }
+
+    /// How this solver starts its simplex.
+    pub fn start(&self) -> PivotStart {
+        self.start
     }
 
     /// The fastest path this CPU supports.
@@ -331,6 +372,7 @@ impl GameSolver {
             hi = if c > hi { c } else { hi };
         }
         if lower != upper {
+            self.minimax_column = best_col;
             return Prelude::Range { lo, hi };
         }
         self.x = [0.0; MAX_STRATEGIES];
@@ -395,9 +437,16 @@ impl GameSolver {
             PivotRule::Dantzig => 8 * (rows + cols),
             PivotRule::Bland => 256 * (rows + cols),
         };
-        for _ in 0..max_pivots {
-            let Some(q) = self.entering_column(rule) else {
-                return true;
+        for n in 0..max_pivots {
+            let q = if n == 0 && rule == PivotRule::Dantzig && self.start == PivotStart::Minimax {
+                // every objective entry is -1 here, so any column may enter; B's minimax
+                // column is usually in the final basis
+                self.minimax_column
+            } else {
+                let Some(q) = self.entering_column(rule) else {
+                    return true;
+                };
+                q
             };
             let Some((p, inv)) =
                 I::leaving_row::<B>(&self.tableau, rows, cols, q, rule, &self.row_label)
