@@ -1,6 +1,9 @@
 //! Kernel benchmark: nanoseconds per matrix game by size k, on the games a solve really
 //! meets (sampled from the solved 9-card points game for k <= 9, GOPS-shaped synthetic
 //! games above; best of 5 runs), with the general LP crate microlp timed on the same games for the ratio.
+//! `kernel ns` solves the games one by one, `paired ns` two at a time
+//! ([`GameSolver::solve_pair`], as the layer engine does; checked to give the same
+//! saddle points and pivots).
 //!
 //! Beside each size it prints an estimate of the hardware's limit for that size: the
 //! floating-point operations a game needs (the pivots the kernel made on these games,
@@ -118,6 +121,22 @@ fn time_kernel(solver: &mut GameSolver, games: &[Vec<f64>], k: usize) -> (usize,
     (saddles, pivots)
 }
 
+/// [`time_kernel`] with the games solved two at a time ([`GameSolver::solve_pair`]).
+#[inline(never)]
+fn time_kernel_pairs(solver: &mut GameSolver, games: &[Vec<f64>], k: usize) -> (usize, u64) {
+    let mut saddles = 0usize;
+    let mut pivots = 0u64;
+    for pair in games.chunks_exact(2) {
+        let outcomes = solver.solve_pair(black_box(&pair[0]), black_box(&pair[1]), k, k);
+        for (outcome, (_, _, n)) in outcomes.iter().zip(solver.pair_results()) {
+            saddles += usize::from(outcome.status == GameStatus::Saddle);
+            pivots += u64::from(n);
+        }
+        black_box(outcomes);
+    }
+    (saddles, pivots)
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::var("GOPS_BENCH_SIZES")
         .map(|v| v.split(',').filter_map(|k| k.trim().parse().ok()).collect())
@@ -136,7 +155,7 @@ fn main() {
          flop/game = pivots x (k+1)^2 x 2 + 4 k^2"
     );
     println!(
-        "{:>3} {:>10} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>11} {:>7}",
+        "{:>3} {:>10} {:>8} {:>8} {:>9} {:>9} {:>10} {:>9} {:>8} {:>11} {:>7}",
         "k",
         "source",
         "saddle%",
@@ -144,6 +163,7 @@ fn main() {
         "flop",
         "limit ns",
         "kernel ns",
+        "paired ns",
         "x limit",
         "microlp ns",
         "ratio"
@@ -169,6 +189,15 @@ fn main() {
             let ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
             kernel_ns = kernel_ns.min(ns);
         }
+        time_kernel_pairs(&mut solver, &games[..1000], k);
+        let mut paired_ns = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let started = Instant::now();
+            let counts = time_kernel_pairs(&mut solver, &games, k);
+            let ns = started.elapsed().as_nanos() as f64 / games.len() as f64;
+            paired_ns = paired_ns.min(ns);
+            assert_eq!(counts, (saddles, pivots), "pairs solve as single games do");
+        }
         let pivots_per_game = pivots as f64 / games.len() as f64;
         let side = (k + 1) as f64;
         let flop = pivots_per_game * side * side * 2.0 + 4.0 * (k * k) as f64;
@@ -185,7 +214,7 @@ fn main() {
         };
         println!(
             "{k:>3} {source:>10} {:>7.1}% {pivots_per_game:>8.2} {flop:>9.0} {limit_ns:>9.1} \
-             {kernel_ns:>10.0} {:>7.1}x {lp}",
+             {kernel_ns:>10.0} {paired_ns:>9.0} {:>7.1}x {lp}",
             100.0 * saddles as f64 / games.len() as f64,
             kernel_ns / limit_ns
         );

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::cards::CardSet;
-use crate::kernel::{GameSolver, GameStatus, MAX_STRATEGIES, PivotStart};
+use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
@@ -167,43 +167,48 @@ impl LayerEngine {
         let (max_gap, games) = dense
             .par_chunks_mut(PATTERNS_PER_TASK * width)
             .enumerate()
-            .map_init(GameSolver::new, |solver, (task, out)| {
-                let mut max_gap = 0.0f64;
-                let mut games = 0u64;
-                for (offset, values) in out.chunks_exact_mut(width).enumerate() {
-                    let p = task * PATTERNS_PER_TASK + offset;
-                    let pattern = self.layout.canonical[p];
-                    let symmetric = pattern == pattern.swapped();
-                    // a symmetric pattern is a fair game: W(P,C,d) = -W(P,C,-d), V = 0
-                    let first_d = if symmetric { 1 } else { -diff_range };
-                    if symmetric {
-                        values[diff_range as usize] = 0.0;
-                    }
-                    let range = &mut values[(first_d + diff_range) as usize..];
-                    let mut solve_at = |d: i32| -> Result<f64, EngineError> {
-                        let (v, gap, n) = self.solve_state(solver, p, d, &views, prizes)?;
-                        max_gap = max_gap.max(gap);
-                        games += n;
-                        Ok(v)
-                    };
-                    match (self.objective, self.diff_search) {
-                        (Objective::Win, DiffSearch::Bisect) => {
-                            bisect_window(range, first_d, &mut solve_at)?
+            .map_init(
+                || (GameSolver::new(), GameMatrices::default()),
+                |(solver, matrices), (task, out)| {
+                    let mut max_gap = 0.0f64;
+                    let mut games = 0u64;
+                    for (offset, values) in out.chunks_exact_mut(width).enumerate() {
+                        let p = task * PATTERNS_PER_TASK + offset;
+                        let pattern = self.layout.canonical[p];
+                        let symmetric = pattern == pattern.swapped();
+                        // a symmetric pattern is a fair game: W(P,C,d) = -W(P,C,-d), V = 0
+                        let first_d = if symmetric { 1 } else { -diff_range };
+                        if symmetric {
+                            values[diff_range as usize] = 0.0;
                         }
-                        _ => {
-                            for (slot, d) in range.iter_mut().zip(first_d..) {
-                                *slot = solve_at(d)?;
+                        let range = &mut values[(first_d + diff_range) as usize..];
+                        let mut solve_at = |d: i32| -> Result<f64, EngineError> {
+                            let (v, gap, n) =
+                                self.solve_state(solver, matrices, p, d, &views, prizes)?;
+                            max_gap = max_gap.max(gap);
+                            games += n;
+                            Ok(v)
+                        };
+                        match (self.objective, self.diff_search) {
+                            (Objective::Win, DiffSearch::Bisect) => {
+                                bisect_window(range, first_d, &mut solve_at)?
+                            }
+                            _ => {
+                                for (slot, d) in range.iter_mut().zip(first_d..) {
+                                    *slot = solve_at(d)?;
+                                }
+                            }
+                        }
+                        if symmetric {
+                            for d in 1..=diff_range {
+                                values[(diff_range - d) as usize] =
+                                    -values[(diff_range + d) as usize];
                             }
                         }
                     }
-                    if symmetric {
-                        for d in 1..=diff_range {
-                            values[(diff_range - d) as usize] = -values[(diff_range + d) as usize];
-                        }
-                    }
-                }
-                Ok((max_gap, games))
-            })
+                    Ok((max_gap, games))
+                },
+            )
             .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))?;
         let slice = match self.objective {
             Objective::Points => Slice::dense(diff_range, dense),
@@ -237,6 +242,7 @@ impl LayerEngine {
             .map(|(upcard, rest)| (upcard, dependency(rest)))
             .collect();
         let pattern = self.layout.canonical[p];
+        let matrices = &mut GameMatrices::default();
         let recomputed = |(value, gap, _games): (f64, f64, u64), sign: f64| Recomputed {
             value: sign * value,
             gap,
@@ -247,21 +253,30 @@ impl LayerEngine {
                     value: 0.0,
                     gap: 0.0,
                 },
-                1 => recomputed(self.solve_state(solver, p, d, &views, prizes)?, 1.0),
-                _ => recomputed(self.solve_state(solver, p, -d, &views, prizes)?, -1.0),
+                1 => recomputed(
+                    self.solve_state(solver, matrices, p, d, &views, prizes)?,
+                    1.0,
+                ),
+                _ => recomputed(
+                    self.solve_state(solver, matrices, p, -d, &views, prizes)?,
+                    -1.0,
+                ),
             });
         }
         Ok(recomputed(
-            self.solve_state(solver, p, d, &views, prizes)?,
+            self.solve_state(solver, matrices, p, d, &views, prizes)?,
             1.0,
         ))
     }
 
     /// The value of canonical pattern `p` at score difference `d`: the mean over upcards
-    /// of the value of the matrix game after the reveal.
+    /// of the value of the matrix game after the reveal. The games are solved two at a
+    /// time ([`GameSolver::solve_pair`], the same bits as one by one) and added in
+    /// upcard order.
     fn solve_state(
         &self,
         solver: &mut GameSolver,
+        matrices: &mut GameMatrices,
         p: usize,
         d: i32,
         views: &[(u8, &Slice)],
@@ -271,13 +286,11 @@ impl LayerEngine {
         // whoever made the solver, this layer's values are computed as its db's are
         solver.set_start(self.start);
         let (rows, cols, children, signs) = self.children.of(p);
-        let mut matrix = [0.0f64; MAX_STRATEGIES * MAX_STRATEGIES];
-        let matrix = &mut matrix[..rows * cols];
+        let [first, second] = &mut matrices.0;
+        let (first, second) = (&mut first[..rows * cols], &mut second[..rows * cols]);
         let mut total = 0.0;
         let mut max_gap = 0.0f64;
-        for &(upcard, view) in views {
-            fill_matrix(self.objective, matrix, children, signs, d, upcard, view);
-            let outcome = solver.solve(matrix, rows, cols);
+        let mut add = |upcard: u8, outcome: GameOutcome| {
             if outcome.status == GameStatus::Uncertified {
                 return Err(EngineError::Uncertified {
                     k: self.layout.k,
@@ -290,8 +303,32 @@ impl LayerEngine {
             }
             total += outcome.value;
             max_gap = max_gap.max(outcome.gap);
+            Ok(())
+        };
+        let mut pairs = views.chunks_exact(2);
+        for pair in &mut pairs {
+            let [(c0, view0), (c1, view1)] = [pair[0], pair[1]];
+            fill_matrix(self.objective, first, children, signs, d, c0, view0);
+            fill_matrix(self.objective, second, children, signs, d, c1, view1);
+            let [o0, o1] = solver.solve_pair(first, second, rows, cols);
+            add(c0, o0)?;
+            add(c1, o1)?;
+        }
+        if let [(upcard, view)] = *pairs.remainder() {
+            fill_matrix(self.objective, first, children, signs, d, upcard, view);
+            add(upcard, solver.solve(first, rows, cols))?;
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
+    }
+}
+
+/// The two payoff matrices [`LayerEngine::solve_state`] fills, kept from state to state
+/// (a fresh pair would be zeroed each time: 4 KB a state).
+struct GameMatrices([[f64; MAX_STRATEGIES * MAX_STRATEGIES]; 2]);
+
+impl Default for GameMatrices {
+    fn default() -> Self {
+        GameMatrices([[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2])
     }
 }
 

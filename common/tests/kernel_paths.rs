@@ -7,7 +7,8 @@
 //! format 5 solves ([`PivotStart::Minimax`]), the two paths must agree bit for bit with
 //! each other, and the values with the reference's within the two certificates. So the
 //! result does not depend on the CPU. On a CPU without AVX2 the portable path is still
-//! checked against the reference.
+//! checked against the reference. Games solved in pairs must give, bit for bit, what
+//! each gives alone.
 
 mod support;
 
@@ -132,6 +133,42 @@ fn check_agreement(sizes: &[Vec<Game>]) -> (usize, usize) {
     (games, simplex)
 }
 
+/// Solves neighbouring games of equal dimensions as pairs ([`GameSolver::solve_pair`]) on
+/// both paths with both starts; panics unless every outcome, strategy and pivot count is
+/// bit for bit what solving each game alone gives. Returns the pairs checked.
+fn check_pairs(sizes: &[Vec<Game>]) -> usize {
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    let mut pairs = 0;
+    for path in [SimdPath::Portable, SimdPath::Avx2] {
+        for start in [PivotStart::Leftmost, PivotStart::Minimax] {
+            let mut alone = GameSolver::with_path(path);
+            alone.set_start(start);
+            let mut paired = alone.clone();
+            for pair in sizes.iter().flat_map(|games| games.chunks_exact(2)) {
+                let [(m0, rows, cols), (m1, rows1, cols1)] = [&pair[0], &pair[1]];
+                if (rows, cols) != (rows1, cols1) {
+                    continue;
+                }
+                let got = paired.solve_pair(m0, m1, *rows, *cols);
+                for (i, m) in [m0, m1].into_iter().enumerate() {
+                    let want = alone.solve(m, *rows, *cols);
+                    let (x, y, pivots) = paired.pair_results()[i];
+                    assert_eq!(
+                        (got[i].status, got[i].value.to_bits(), got[i].gap.to_bits()),
+                        (want.status, want.value.to_bits(), want.gap.to_bits()),
+                        "{path:?} {start:?} game {i} of a pair: {m:?}"
+                    );
+                    assert_eq!(bits(x), bits(alone.strategy_a()), "{path:?} {m:?}");
+                    assert_eq!(bits(y), bits(alone.strategy_b()), "{path:?} {m:?}");
+                    assert_eq!(pivots, alone.last_pivots(), "{path:?} {m:?}");
+                }
+                pairs += 1;
+            }
+        }
+    }
+    pairs
+}
+
 /// About 1.1 million games: 100,000 real ones per size k = 1..9, 20,000 synthetic ones
 /// per size k = 10..16. Run in release mode (`cargo test --release`): tens of seconds in
 /// debug builds.
@@ -140,6 +177,8 @@ fn portable_avx2_and_reference_agree_bit_for_bit() {
     let sizes = corpus(100_000, 20_000, 0x7061_7468);
     let (games, simplex) = check_agreement(&sizes);
     assert!(games >= 1_000_000, "{games} games");
+    let pairs = check_pairs(&sizes);
+    assert!(pairs >= 4 * 300_000, "{pairs} pairs");
     assert!(
         simplex > games / 2,
         "only {simplex} of {games} games needed the simplex"
@@ -153,4 +192,6 @@ fn portable_avx2_and_reference_agree_bit_for_bit_large() {
     let sizes = corpus(1_000_000, 200_000, 0x6c61_7267);
     let (games, _) = check_agreement(&sizes);
     assert!(games >= 10_000_000, "{games} games");
+    let pairs = check_pairs(&sizes);
+    assert!(pairs >= 4 * 3_000_000, "{pairs} pairs");
 }

@@ -286,9 +286,9 @@ impl Isa for Avx2 {
     }
 }
 
-/// [`Avx2::pivot`] with row p in block `P`: `c - f g` on every lane, then the lane of
-/// row p replaced by `c / pivot` (as the portable path: `f g` is subtracted wherever
-/// `f` is 0 too, which leaves `c` but for the sign of a zero).
+/// [`Avx2::pivot`]: `c - f g` on every lane, then the lane of row p replaced by
+/// `c / pivot` (as the portable path: `f g` is subtracted wherever `f` is 0 too, which
+/// leaves `c` but for the sign of a zero).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn pivot_in_block<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
@@ -349,10 +349,12 @@ struct PivotMasks<const B: usize> {
     p: usize,
 }
 
-/// Updates one column for a pivot, row p in block `P`: `c - f g`, with `g` the column's
-/// pivot-row entry, but `c / pivot` on the pivot row; `clamp` (the right-hand side)
-/// then sets negative constraint entries to +0. A function, not a closure, so that it
-/// inlines into the AVX2 code (a closure would be compiled without AVX2).
+/// Updates one column for a pivot: `c - f g` on every lane, with `g` the column's
+/// pivot-row entry, then row p overwritten with `g * (1 / pivot)` by a scalar store (a
+/// multiply and a blend per block cost more; the next vector load of that block comes a
+/// whole pivot later, when the store has left the store buffer); `clamp` (the
+/// right-hand side) sets negative constraint entries to +0. A function, not a closure,
+/// so that it inlines into the AVX2 code (a closure would be compiled without AVX2).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, clamp: bool) {
@@ -361,17 +363,20 @@ fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, cla
     // whole aligned blocks of the column, B <= BLOCKS.
     unsafe {
         let zero = _mm256_setzero_pd();
-        let g = _mm256_broadcast_sd(&column.flat()[masks.p]);
+        let g_scalar = column.flat()[masks.p];
+        let g = _mm256_set1_pd(g_scalar);
         for b in 0..B {
             let block = column.0[b].as_mut_ptr();
             let c = _mm256_load_pd(block);
-            let r = _mm256_sub_pd(c, _mm256_mul_pd(masks.f[b], g));
-            let mut r = _mm256_blendv_pd(r, _mm256_mul_pd(c, masks.inv), masks.is_p[b]);
+            let mut r = _mm256_sub_pd(c, _mm256_mul_pd(masks.f[b], g));
             if clamp {
                 // r > 0 ? r : 0, as `non_negative`, on the constraint rows
                 r = _mm256_blendv_pd(r, _mm256_max_pd(r, zero), masks.constraint[b]);
             }
             _mm256_store_pd(block, r);
         }
+        // row p: c / pivot, over the lane just stored (rows below stay c - f g)
+        let at_p = g_scalar * _mm256_cvtsd_f64(masks.inv);
+        column.flat_mut()[masks.p] = if clamp { non_negative(at_p) } else { at_p };
     }
 }

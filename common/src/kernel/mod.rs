@@ -12,7 +12,10 @@
 //!    true value.
 //!
 //! Every buffer is inline in [`GameSolver`]: repeated solves allocate nothing, and the
-//! same inputs give bit-identical outputs.
+//! same inputs give bit-identical outputs. [`GameSolver::solve_pair`] solves two games of
+//! the same size with their pivots interleaved (each game's arithmetic unchanged, so the
+//! same bits as one by one): a pivot's chain of choices (entering column, division,
+//! ratio test) leaves the core idle for cycles that the other game's pivot fills.
 //!
 //! Layout: this file holds the solver's driver (saddle check, simplex loop, strategies,
 //! certificate); [`lanes`] the two implementations of the pivot and the ratio test, a
@@ -132,9 +135,9 @@ pub enum SimdPath {
     Avx2,
 }
 
-/// A reusable solver with preallocated buffers.
+/// One game's working state: its tableau, labels and strategies.
 #[derive(Clone)]
-pub struct GameSolver {
+struct Game {
     /// Stored column by column: columns 0..cols are B's variables, column `cols` the
     /// right-hand side. In each column, entries 0..rows are A's constraints, entry
     /// `rows` the objective row, then zero padding up to [`HEIGHT`].
@@ -151,6 +154,24 @@ pub struct GameSolver {
     /// saddle check: the first column the Dantzig run brings in under
     /// [`PivotStart::Minimax`].
     minimax_column: usize,
+}
+
+/// What a simplex does next.
+#[derive(Clone, Copy)]
+enum Next {
+    /// Pivot on row p, column q, with `inv = 1 / a_pq`.
+    Pivot { p: usize, q: usize, inv: f64 },
+    /// No column enters: optimal.
+    Converged,
+    /// No row leaves: unbounded (impossible for a positive matrix).
+    Failed,
+}
+
+/// A reusable solver with preallocated buffers: one game's, and a second for
+/// [`GameSolver::solve_pair`].
+#[derive(Clone)]
+pub struct GameSolver {
+    games: [Game; 2],
     start: PivotStart,
     path: SimdPath,
 }
@@ -175,7 +196,7 @@ impl GameSolver {
             SimdPath::Avx2 if Self::best_path() == SimdPath::Avx2 => SimdPath::Avx2,
             _ => SimdPath::Portable,
         };
-        GameSolver {
+        let game = Game {
             tableau: [Column::ZERO; MAX_STRATEGIES + 1],
             row_label: [0; MAX_STRATEGIES],
             col_label: [0; MAX_STRATEGIES],
@@ -185,6 +206,9 @@ impl GameSolver {
             cols: 0,
             pivots: 0,
             minimax_column: 0,
+        };
+        GameSolver {
+            games: [game.clone(), game],
             start: PivotStart::default(),
             path,
         }
@@ -221,34 +245,65 @@ impl GameSolver {
         self.path
     }
 
-    /// A's optimal mixed strategy from the last solve (one probability per row).
+    /// A's optimal mixed strategy from the last [`GameSolver::solve`] (one probability
+    /// per row); after [`GameSolver::solve_pair`], the first game's.
     pub fn strategy_a(&self) -> &[f64] {
-        &self.x[..self.rows]
+        self.games[0].strategy_a()
     }
 
-    /// B's optimal mixed strategy from the last solve (one probability per column).
+    /// B's optimal mixed strategy from the last [`GameSolver::solve`] (one probability
+    /// per column); after [`GameSolver::solve_pair`], the first game's.
     pub fn strategy_b(&self) -> &[f64] {
-        &self.y[..self.cols]
+        self.games[0].strategy_b()
     }
 
     /// Pivots made by the last solve: 0 for a saddle point, the Dantzig run's plus any
     /// Bland restart's otherwise. For benchmarks and statistics.
     pub fn last_pivots(&self) -> u32 {
-        self.pivots
+        self.games[0].pivots
+    }
+
+    /// Both games' strategies (A's, B's) and pivots from the last
+    /// [`GameSolver::solve_pair`].
+    pub fn pair_results(&self) -> [(&[f64], &[f64], u32); 2] {
+        self.games
+            .each_ref()
+            .map(|g| (g.strategy_a(), g.strategy_b(), g.pivots))
     }
 
     /// Solves the game with payoff matrix `m` (row-major, `rows x cols`, payoff to the
     /// row player). Panics if a dimension is 0 or above [`MAX_STRATEGIES`] or `m` has the
     /// wrong length: callers build these matrices themselves.
     pub fn solve(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
-        assert!((1..=MAX_STRATEGIES).contains(&rows) && (1..=MAX_STRATEGIES).contains(&cols));
-        assert_eq!(m.len(), rows * cols);
+        check_dimensions(m, rows, cols);
         #[cfg(target_arch = "x86_64")]
         if self.path == SimdPath::Avx2 {
             // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
             return unsafe { self.solve_avx2(m, rows, cols) };
         }
-        self.solve_on::<Portable>(m, rows, cols)
+        self.games[0].solve_on::<Portable>(m, rows, cols, self.start)
+    }
+
+    /// Solves two games of the same dimensions, `first` and `second`, with their simplex
+    /// runs interleaved pivot by pivot: the two are independent, so the processor works
+    /// on one while the other waits on a division or a comparison. Each outcome and
+    /// each game's strategies ([`GameSolver::pair_results`]) are bit for bit what
+    /// [`GameSolver::solve`] gives for that game alone. Panics as `solve` does.
+    pub fn solve_pair(
+        &mut self,
+        first: &[f64],
+        second: &[f64],
+        rows: usize,
+        cols: usize,
+    ) -> [GameOutcome; 2] {
+        check_dimensions(first, rows, cols);
+        check_dimensions(second, rows, cols);
+        #[cfg(target_arch = "x86_64")]
+        if self.path == SimdPath::Avx2 {
+            // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
+            return unsafe { self.solve_pair_avx2([first, second], rows, cols) };
+        }
+        self.solve_pair_on::<Portable>([first, second], rows, cols)
     }
 
     /// [`GameSolver::solve`] compiled with AVX2: the driver and the vector code it calls
@@ -256,20 +311,149 @@ impl GameSolver {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn solve_avx2(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
-        self.solve_on::<lanes::Avx2>(m, rows, cols)
+        self.games[0].solve_on::<lanes::Avx2>(m, rows, cols, self.start)
+    }
+
+    /// [`GameSolver::solve_pair`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn solve_pair_avx2(&mut self, m: [&[f64]; 2], rows: usize, cols: usize) -> [GameOutcome; 2] {
+        self.solve_pair_on::<lanes::Avx2>(m, rows, cols)
     }
 
     #[inline(always)]
-    fn solve_on<I: Isa>(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
+    fn solve_pair_on<I: Isa>(
+        &mut self,
+        m: [&[f64]; 2],
+        rows: usize,
+        cols: usize,
+    ) -> [GameOutcome; 2] {
+        let start = self.start;
+        let [first, second] = &mut self.games;
+        let preludes = [
+            first.prelude(m[0], rows, cols),
+            second.prelude(m[1], rows, cols),
+        ];
+        let [
+            Prelude::Range { lo: lo0, hi: hi0 },
+            Prelude::Range { lo: lo1, hi: hi1 },
+        ] = preludes
+        else {
+            // at most one simplex: nothing to interleave
+            let [p0, p1] = preludes;
+            return [
+                first.conclude::<I>(m[0], p0, start),
+                second.conclude::<I>(m[1], p1, start),
+            ];
+        };
+        let ranges = [(lo0, hi0 - lo0), (lo1, hi1 - lo1)];
+        let converged = match (rows + 1).div_ceil(LANES) {
+            1 => run_pair::<I, 1>(first, second, m, ranges, start),
+            2 => run_pair::<I, 2>(first, second, m, ranges, start),
+            3 => run_pair::<I, 3>(first, second, m, ranges, start),
+            4 => run_pair::<I, 4>(first, second, m, ranges, start),
+            _ => run_pair::<I, BLOCKS>(first, second, m, ranges, start),
+        };
+        let o0 = first.after_run(m[0], lo0, hi0 - lo0, converged[0]);
+        let o1 = second.after_run(m[1], lo1, hi1 - lo1, converged[1]);
+        [
+            first.finish(m[0], lo0, hi0, o0),
+            second.finish(m[1], lo1, hi1, o1),
+        ]
+    }
+}
+
+/// The dimensions' contract of [`GameSolver::solve`].
+fn check_dimensions(m: &[f64], rows: usize, cols: usize) {
+    assert!((1..=MAX_STRATEGIES).contains(&rows) && (1..=MAX_STRATEGIES).contains(&cols));
+    assert_eq!(m.len(), rows * cols);
+}
+
+/// Both games' Dantzig runs, a pivot of each in turn (both choices first, then both
+/// pivots, so that one game's choice overlaps the other's pivot), then whichever is
+/// still running on its own. Each game makes exactly the pivots [`Game::run`] makes.
+#[inline(always)]
+fn run_pair<I: Isa, const B: usize>(
+    first: &mut Game,
+    second: &mut Game,
+    m: [&[f64]; 2],
+    ranges: [(f64, f64); 2],
+    start: PivotStart,
+) -> [bool; 2] {
+    let rule = PivotRule::Dantzig;
+    first.begin::<I, B>(m[0], ranges[0].0, ranges[0].1);
+    second.begin::<I, B>(m[1], ranges[1].0, ranges[1].1);
+    let max_pivots = first.max_pivots(rule);
+    for n in 0..max_pivots {
+        let a = first.next_pivot::<I, B>(n, rule, start);
+        let b = second.next_pivot::<I, B>(n, rule, start);
+        if let Next::Pivot { p, q, inv } = a {
+            first.apply::<I, B>(p, q, inv);
+        }
+        if let Next::Pivot { p, q, inv } = b {
+            second.apply::<I, B>(p, q, inv);
+        }
+        match (a, b) {
+            (Next::Pivot { .. }, Next::Pivot { .. }) => {}
+            (Next::Pivot { .. }, done) => {
+                return [first.resume::<I, B>(n + 1, rule, start), done.converged()];
+            }
+            (done, Next::Pivot { .. }) => {
+                return [done.converged(), second.resume::<I, B>(n + 1, rule, start)];
+            }
+            (a, b) => return [a.converged(), b.converged()],
+        }
+    }
+    [false, false]
+}
+
+impl Next {
+    /// For a run that stopped here: whether it converged.
+    fn converged(&self) -> bool {
+        matches!(self, Next::Converged)
+    }
+}
+
+impl Game {
+    fn strategy_a(&self) -> &[f64] {
+        &self.x[..self.rows]
+    }
+
+    fn strategy_b(&self) -> &[f64] {
+        &self.y[..self.cols]
+    }
+
+    #[inline(always)]
+    fn solve_on<I: Isa>(
+        &mut self,
+        m: &[f64],
+        rows: usize,
+        cols: usize,
+        start: PivotStart,
+    ) -> GameOutcome {
+        let prelude = self.prelude(m, rows, cols);
+        self.conclude::<I>(m, prelude, start)
+    }
+
+    /// Takes the game's dimensions and runs the saddle check.
+    #[inline(always)]
+    fn prelude(&mut self, m: &[f64], rows: usize, cols: usize) -> Prelude {
         self.rows = rows;
         self.cols = cols;
         self.pivots = 0;
-        let (lo, hi) = match self.saddle_check(m) {
+        self.saddle_check(m)
+    }
+
+    /// The outcome after the saddle check: its own for a saddle point or a non-finite
+    /// matrix, else the simplex's.
+    #[inline(always)]
+    fn conclude<I: Isa>(&mut self, m: &[f64], prelude: Prelude, start: PivotStart) -> GameOutcome {
+        let (lo, hi) = match prelude {
             Prelude::Range { lo, hi } => (lo, hi),
             Prelude::Saddle(outcome) => return outcome,
             Prelude::NonFinite => {
-                self.x[..rows].fill(f64::NAN);
-                self.y[..cols].fill(f64::NAN);
+                self.x[..self.rows].fill(f64::NAN);
+                self.y[..self.cols].fill(f64::NAN);
                 return GameOutcome {
                     value: f64::NAN,
                     gap: f64::INFINITY,
@@ -277,9 +461,17 @@ impl GameSolver {
                 };
             }
         };
+        let outcome = self.simplex::<I>(m, lo, hi - lo, PivotRule::Dantzig, start);
+        self.finish(m, lo, hi, outcome)
+    }
+
+    /// The Dantzig run's outcome certified, or after a Bland restart, or marked
+    /// uncertified.
+    #[inline(always)]
+    fn finish(&mut self, m: &[f64], lo: f64, hi: f64, dantzig: GameOutcome) -> GameOutcome {
         let scale = max(max(lo.abs(), hi.abs()), 1.0);
         let certified = |o: &GameOutcome| o.value.is_finite() && o.gap <= GAP_TOLERANCE * scale;
-        let mut outcome = self.simplex::<I>(m, lo, hi - lo, PivotRule::Dantzig);
+        let mut outcome = dantzig;
         if !certified(&outcome) {
             outcome = self.bland_restart(m, lo, hi, outcome);
         }
@@ -294,7 +486,9 @@ impl GameSolver {
     #[inline(never)]
     fn bland_restart(&mut self, m: &[f64], lo: f64, hi: f64, dantzig: GameOutcome) -> GameOutcome {
         let (dantzig_x, dantzig_y) = (self.x, self.y);
-        let bland = self.simplex::<Portable>(m, lo, hi - lo, PivotRule::Bland);
+        // Bland's rule chooses every column itself: the start does not apply
+        let bland =
+            self.simplex::<Portable>(m, lo, hi - lo, PivotRule::Bland, PivotStart::Leftmost);
         if bland.gap < dantzig.gap || dantzig.gap.is_nan() {
             bland
         } else {
@@ -388,15 +582,29 @@ impl GameSolver {
 
     /// Solves the game rescaled to `(m - lo) / range + 1` and maps the result back.
     #[inline(always)]
-    fn simplex<I: Isa>(&mut self, m: &[f64], lo: f64, range: f64, rule: PivotRule) -> GameOutcome {
+    fn simplex<I: Isa>(
+        &mut self,
+        m: &[f64],
+        lo: f64,
+        range: f64,
+        rule: PivotRule,
+        start: PivotStart,
+    ) -> GameOutcome {
         // monomorphised on the vectors per column: the column loops unroll
         let converged = match (self.rows + 1).div_ceil(LANES) {
-            1 => self.run::<I, 1>(m, lo, range, rule),
-            2 => self.run::<I, 2>(m, lo, range, rule),
-            3 => self.run::<I, 3>(m, lo, range, rule),
-            4 => self.run::<I, 4>(m, lo, range, rule),
-            _ => self.run::<I, BLOCKS>(m, lo, range, rule),
+            1 => self.run::<I, 1>(m, lo, range, rule, start),
+            2 => self.run::<I, 2>(m, lo, range, rule, start),
+            3 => self.run::<I, 3>(m, lo, range, rule, start),
+            4 => self.run::<I, 4>(m, lo, range, rule, start),
+            _ => self.run::<I, BLOCKS>(m, lo, range, rule, start),
         };
+        self.after_run(m, lo, range, converged)
+    }
+
+    /// The outcome of a simplex run on the game rescaled by `lo` and `range`: the
+    /// strategies read, certified and, if need be, polished.
+    #[inline(always)]
+    fn after_run(&mut self, m: &[f64], lo: f64, range: f64, converged: bool) -> GameOutcome {
         if !converged {
             return GameOutcome {
                 value: f64::NAN,
@@ -422,7 +630,16 @@ impl GameSolver {
         lo: f64,
         range: f64,
         rule: PivotRule,
+        start: PivotStart,
     ) -> bool {
+        self.begin::<I, B>(m, lo, range);
+        self.resume::<I, B>(0, rule, start)
+    }
+
+    /// Fills the tableau from `m` rescaled by `lo` and `range`, and labels the rows and
+    /// columns.
+    #[inline(always)]
+    fn begin<I: Isa, const B: usize>(&mut self, m: &[f64], lo: f64, range: f64) {
         let (rows, cols) = (self.rows, self.cols);
         let inv_range = 1.0 / range;
         I::fill::<B>(&mut self.tableau[..=cols], m, rows, lo, inv_range);
@@ -432,32 +649,72 @@ impl GameSolver {
         for (i, label) in self.row_label[..rows].iter_mut().enumerate() {
             *label = i as u8;
         }
+    }
 
-        let max_pivots = match rule {
-            PivotRule::Dantzig => 8 * (rows + cols),
-            PivotRule::Bland => 256 * (rows + cols),
-        };
-        for n in 0..max_pivots {
-            let q = if n == 0 && rule == PivotRule::Dantzig && self.start == PivotStart::Minimax {
-                // every objective entry is -1 here, so any column may enter; starting
-                // from B's best pure strategy saves pivots on average (see PivotStart)
-                self.minimax_column
-            } else {
-                let Some(q) = self.entering_column(rule) else {
-                    return true;
-                };
-                q
-            };
-            let Some((p, inv)) =
-                I::leaving_row::<B>(&self.tableau, rows, cols, q, rule, &self.row_label)
-            else {
-                return false; // unbounded: impossible for a positive matrix, but never loop
-            };
-            I::pivot::<B>(&mut self.tableau[..=cols], rows, p, q, inv);
-            std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
-            self.pivots += 1;
+    /// The most pivots a run under `rule` may make.
+    #[inline(always)]
+    fn max_pivots(&self, rule: PivotRule) -> usize {
+        match rule {
+            PivotRule::Dantzig => 8 * (self.rows + self.cols),
+            PivotRule::Bland => 256 * (self.rows + self.cols),
+        }
+    }
+
+    /// Pivots from pivot number `from` on until no column enters (true) or the budget is
+    /// spent or no row leaves (false).
+    #[inline(always)]
+    fn resume<I: Isa, const B: usize>(
+        &mut self,
+        from: usize,
+        rule: PivotRule,
+        start: PivotStart,
+    ) -> bool {
+        for n in from..self.max_pivots(rule) {
+            match self.next_pivot::<I, B>(n, rule, start) {
+                Next::Pivot { p, q, inv } => self.apply::<I, B>(p, q, inv),
+                stop => return stop.converged(),
+            }
         }
         false
+    }
+
+    /// The pivot number `n` of the run chooses.
+    #[inline(always)]
+    fn next_pivot<I: Isa, const B: usize>(
+        &self,
+        n: usize,
+        rule: PivotRule,
+        start: PivotStart,
+    ) -> Next {
+        let q = if n == 0 && rule == PivotRule::Dantzig && start == PivotStart::Minimax {
+            // every objective entry is -1 here, so any column may enter; starting from
+            // B's best pure strategy saves pivots on average (see PivotStart)
+            self.minimax_column
+        } else {
+            let Some(q) = self.entering_column(rule) else {
+                return Next::Converged;
+            };
+            q
+        };
+        match I::leaving_row::<B>(
+            &self.tableau,
+            self.rows,
+            self.cols,
+            q,
+            rule,
+            &self.row_label,
+        ) {
+            Some((p, inv)) => Next::Pivot { p, q, inv },
+            None => Next::Failed,
+        }
+    }
+
+    /// Pivots on (p, q), `inv = 1 / a_pq`, and exchanges the two labels.
+    #[inline(always)]
+    fn apply<I: Isa, const B: usize>(&mut self, p: usize, q: usize, inv: f64) {
+        I::pivot::<B>(&mut self.tableau[..=self.cols], self.rows, p, q, inv);
+        std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
+        self.pivots += 1;
     }
 
     /// The entering column: among the columns whose objective entry is below

@@ -3,9 +3,9 @@
 //! accumulated. Rare (only when the certificate is above `POLISH_BELOW`), so one
 //! portable copy serves both paths.
 
-use super::{B_LABEL, GameOutcome, GameSolver, MAX_STRATEGIES, normalise};
+use super::{B_LABEL, Game, GameOutcome, MAX_STRATEGIES, normalise};
 
-impl GameSolver {
+impl Game {
     /// Polishes the strategies of `outcome` and keeps the polished ones if their
     /// certificate is smaller; otherwise restores the simplex's.
     #[inline(never)]
