@@ -168,8 +168,8 @@ impl LayerEngine {
             .par_chunks_mut(PATTERNS_PER_TASK * width)
             .enumerate()
             .map_init(
-                || (GameSolver::new(), GameMatrices::default()),
-                |(solver, matrices), (task, out)| {
+                || (GameSolver::new(), StateScratch::default()),
+                |(solver, scratch), (task, out)| {
                     let mut max_gap = 0.0f64;
                     let mut games = 0u64;
                     for (offset, values) in out.chunks_exact_mut(width).enumerate() {
@@ -182,9 +182,13 @@ impl LayerEngine {
                             values[diff_range as usize] = 0.0;
                         }
                         let range = &mut values[(first_d + diff_range) as usize..];
+                        if self.objective == Objective::Win {
+                            let (_, _, children, signs) = self.children.of(p);
+                            scratch.prepare_win(p, children, signs, &views);
+                        }
                         let mut solve_at = |d: i32| -> Result<f64, EngineError> {
                             let (v, gap, n) =
-                                self.solve_state(solver, matrices, p, d, &views, prizes)?;
+                                self.solve_state(solver, scratch, p, d, &views, prizes)?;
                             max_gap = max_gap.max(gap);
                             games += n;
                             Ok(v)
@@ -242,7 +246,7 @@ impl LayerEngine {
             .map(|(upcard, rest)| (upcard, dependency(rest)))
             .collect();
         let pattern = self.layout.canonical[p];
-        let matrices = &mut GameMatrices::default();
+        let scratch = &mut StateScratch::default();
         let recomputed = |(value, gap, _games): (f64, f64, u64), sign: f64| Recomputed {
             value: sign * value,
             gap,
@@ -254,17 +258,17 @@ impl LayerEngine {
                     gap: 0.0,
                 },
                 1 => recomputed(
-                    self.solve_state(solver, matrices, p, d, &views, prizes)?,
+                    self.solve_state(solver, scratch, p, d, &views, prizes)?,
                     1.0,
                 ),
                 _ => recomputed(
-                    self.solve_state(solver, matrices, p, -d, &views, prizes)?,
+                    self.solve_state(solver, scratch, p, -d, &views, prizes)?,
                     -1.0,
                 ),
             });
         }
         Ok(recomputed(
-            self.solve_state(solver, matrices, p, d, &views, prizes)?,
+            self.solve_state(solver, scratch, p, d, &views, prizes)?,
             1.0,
         ))
     }
@@ -276,7 +280,7 @@ impl LayerEngine {
     fn solve_state(
         &self,
         solver: &mut GameSolver,
-        matrices: &mut GameMatrices,
+        scratch: &mut StateScratch,
         p: usize,
         d: i32,
         views: &[(u8, &Slice)],
@@ -286,8 +290,14 @@ impl LayerEngine {
         // whoever made the solver, this layer's values are computed as its db's are
         solver.set_start(self.start);
         let (rows, cols, children, signs) = self.children.of(p);
-        let [first, second] = &mut matrices.0;
-        let (first, second) = (&mut first[..rows * cols], &mut second[..rows * cols]);
+        let size = rows * cols;
+        let [first, second] = &mut scratch.matrices;
+        let (first, second) = (&mut first[..size], &mut second[..size]);
+        let prepared = (scratch.prepared == Some(p)).then_some(&scratch.win[..]);
+        let fill = |matrix: &mut [f64], game: usize, upcard: u8, view: &Slice| match prepared {
+            Some(entries) => fill_prepared_win(matrix, &entries[game * size..][..size], d, view),
+            None => fill_matrix(self.objective, matrix, children, signs, d, upcard, view),
+        };
         let mut total = 0.0;
         let mut max_gap = 0.0f64;
         let mut add = |upcard: u8, outcome: GameOutcome| {
@@ -306,29 +316,109 @@ impl LayerEngine {
             Ok(())
         };
         let mut pairs = views.chunks_exact(2);
-        for pair in &mut pairs {
+        for (i, pair) in (&mut pairs).enumerate() {
             let [(c0, view0), (c1, view1)] = [pair[0], pair[1]];
-            fill_matrix(self.objective, first, children, signs, d, c0, view0);
-            fill_matrix(self.objective, second, children, signs, d, c1, view1);
+            fill(first, 2 * i, c0, view0);
+            fill(second, 2 * i + 1, c1, view1);
             let [o0, o1] = solver.solve_pair(first, second, rows, cols);
             add(c0, o0)?;
             add(c1, o1)?;
         }
         if let [(upcard, view)] = *pairs.remainder() {
-            fill_matrix(self.objective, first, children, signs, d, upcard, view);
+            fill(first, views.len() - 1, upcard, view);
             add(upcard, solver.solve(first, rows, cols))?;
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
     }
 }
 
-/// The two payoff matrices [`LayerEngine::solve_state`] fills, kept from state to state
-/// (a fresh pair would be zeroed each time: 4 KB a state).
-struct GameMatrices([[f64; MAX_STRATEGIES * MAX_STRATEGIES]; 2]);
+/// What [`LayerEngine::solve_state`] works in, kept from state to state: its two payoff
+/// matrices (a fresh pair would be zeroed each time: 4 KB a state) and, for `win`, the
+/// current pattern's entries prepared for every score difference.
+struct StateScratch {
+    matrices: [[f64; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
+    /// The `rows x cols` entries of each upcard's game, upcard after upcard, when
+    /// `prepared` names the pattern they were prepared for.
+    win: Vec<WinEntry>,
+    prepared: Option<usize>,
+}
 
-impl Default for GameMatrices {
+impl Default for StateScratch {
     fn default() -> Self {
-        GameMatrices([[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2])
+        StateScratch {
+            matrices: [[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
+            win: Vec::new(),
+            prepared: None,
+        }
+    }
+}
+
+/// One entry of a `win` matrix with what does not depend on the score difference d
+/// looked up once per pattern: its child's window in the slice below, and the offset
+/// that turns the child's oriented d into a position in that window. A bisection
+/// solves a pattern at several d; [`fill_matrix`] would look the windows up for each.
+#[derive(Clone, Copy, Debug)]
+struct WinEntry {
+    /// -1 for a mirrored child, else 0: `(d ^ flip) - flip` is the child's `d`, and
+    /// `flip`'s sign bit flips the value's ([`Oriented::orient_diff`], [`Oriented::orient`]).
+    flip: i32,
+    /// `orient(c s) + diff_range - lo`: position = `orient(d) + offset`.
+    offset: i32,
+    /// The window's first value in the slice below, and its length.
+    start: u32,
+    len: i32,
+}
+
+impl StateScratch {
+    /// Prepares the entries of pattern `p`'s games (its `children` and bid `signs`, one
+    /// game per view) when every view is a windowed `win` slice; otherwise leaves the
+    /// pattern to [`fill_matrix`].
+    fn prepare_win(
+        &mut self,
+        p: usize,
+        children: &[Oriented],
+        signs: &[i8],
+        views: &[(u8, &Slice)],
+    ) {
+        self.prepared = None;
+        self.win.clear();
+        for &(upcard, view) in views {
+            let Some(windows) = &view.windows else {
+                return;
+            };
+            let c = i32::from(upcard);
+            self.win
+                .extend(children.iter().zip(signs).map(|(&child, &s)| {
+                    let w = windows[child.canonical()];
+                    WinEntry {
+                        flip: -i32::from(child.is_mirrored()),
+                        offset: child.orient_diff(c * i32::from(s)) + view.diff_range
+                            - i32::from(w.lo),
+                        start: w.start,
+                        len: i32::from(w.len),
+                    }
+                }));
+        }
+        self.prepared = Some(p);
+    }
+}
+
+/// The sign bit of an f64.
+const SIGN_BIT: u64 = 1 << 63;
+
+/// [`fill_matrix`] for a `win` game from its prepared entries: bit for bit the same
+/// matrix (the position is the same integer, the value the same load).
+fn fill_prepared_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, below: &Slice) {
+    for (m, e) in matrix.iter_mut().zip(entries) {
+        let at = ((d ^ e.flip) - e.flip) + e.offset;
+        let v: f64 = if at < 0 {
+            -1.0
+        } else if at >= e.len {
+            1.0
+        } else {
+            below.values[e.start as usize + at as usize]
+        };
+        *m = f64::from_bits(v.to_bits() ^ (i64::from(e.flip) as u64 & SIGN_BIT));
     }
 }
 
@@ -439,5 +529,65 @@ pub fn fill_matrix(
                 *m = below.value(child, d + c * i32::from(s));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solution::InMemorySolution;
+
+    /// The prepared `win` fill gives, bit for bit, the matrices of [`fill_matrix`]: every
+    /// pattern of several slices of every layer of the solved 7-card game, every upcard,
+    /// every live score difference and some beyond.
+    #[test]
+    fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
+        let n = 7;
+        let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
+        let mut scratch = StateScratch::default();
+        let mut matrices = 0u64;
+        for k in 2..=n {
+            let engine = LayerEngine::new(n, k, Objective::Win);
+            let slices = solution.layers[k as usize].len();
+            for rank in (0..slices).step_by(slices.div_ceil(8)) {
+                let prizes = prize_unrank(rank as u32, k);
+                let below = &solution.layers[k as usize - 1];
+                let views: Vec<(u8, &Slice)> = LayerEngine::dependencies(prizes)
+                    .map(|(c, rest)| (c, &below[prize_rank(rest) as usize]))
+                    .collect();
+                let range = Objective::Win.diff_range(prizes);
+                for p in 0..engine.layout.canonical_count() {
+                    let (rows, cols, children, signs) = engine.children.of(p);
+                    let size = rows * cols;
+                    scratch.prepare_win(p, children, signs, &views);
+                    assert_eq!(scratch.prepared, Some(p), "k={k}: windowed slices below");
+                    let (mut got, mut want) = (vec![f64::NAN; size], vec![f64::NAN; size]);
+                    for d in -range - 2..=range + 2 {
+                        for (game, &(c, view)) in views.iter().enumerate() {
+                            let entries = &scratch.win[game * size..][..size];
+                            fill_prepared_win(&mut got, entries, d, view);
+                            fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
+                            let bits =
+                                |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                            matrices += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(matrices > 100_000, "{matrices} matrices");
+    }
+
+    /// A pattern whose slices below are not windowed (layer 1 reads the dense terminal
+    /// slice) is left to [`fill_matrix`].
+    #[test]
+    fn dense_slices_below_are_not_prepared() {
+        let engine = LayerEngine::new(3, 1, Objective::Win);
+        let terminal = terminal_slice();
+        let (_, _, children, signs) = engine.children.of(0);
+        let mut scratch = StateScratch::default();
+        scratch.prepare_win(0, children, signs, &[(2, &terminal)]);
+        assert_eq!(scratch.prepared, None);
     }
 }

@@ -171,7 +171,10 @@ impl Isa for Avx2 {
         let last = rows / LANES;
         let m = &m[..rows * cols];
         // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
-        // the stores are of whole aligned blocks of a `Column`, last < B <= BLOCKS.
+        // the stores are of whole aligned blocks of a `Column`, last < B <= BLOCKS; the
+        // unchecked reads are of m[i][j] with i < rows (whole blocks end at
+        // LANES * last <= rows, the last block clamps to rows - 1) and j < cols, inside
+        // `m`, which holds rows * cols entries (sliced above).
         unsafe {
             let lo_v = _mm256_set1_pd(lo);
             let inv_v = _mm256_set1_pd(inv_range);
@@ -188,7 +191,7 @@ impl Isa for Avx2 {
             );
             let scaled = |v| _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(v, lo_v), inv_v), one);
             for (j, column) in t.iter_mut().enumerate() {
-                let at = |i: usize| m[i * cols + j];
+                let at = |i: usize| *m.get_unchecked(i * cols + j);
                 for b in 0..last {
                     let i = LANES * b;
                     let v = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
