@@ -66,9 +66,11 @@ pub enum EngineError {
 pub enum DiffSearch {
     /// Solve every score difference.
     Exhaustive,
-    /// W is nondecreasing in d: find the last d with W = -1 and the first with W = +1 by
-    /// bisection, and solve only between them. Values of exactly ±1 are exact (they come
-    /// from pure saddle points), so the search is exact too.
+    /// W is nondecreasing in d: find the last d with W = -1 and the first with W = +1,
+    /// and solve only between them. Values of exactly ±1 are exact (they come from pure
+    /// saddle points), so the search is exact too. Where the slices below are windowed
+    /// (every layer but the first) the two ends are read off the children's windows
+    /// without solving (`StateScratch::unsettled_window`); otherwise by bisection.
     Bisect,
 }
 
@@ -182,9 +184,15 @@ impl LayerEngine {
                             values[diff_range as usize] = 0.0;
                         }
                         let range = &mut values[(first_d + diff_range) as usize..];
+                        // for win with the bisection: the window of d that needs solving,
+                        // read off the children's windows where they are prepared
+                        let mut window = None;
                         if self.objective == Objective::Win {
-                            let (_, _, children, signs) = self.children.of(p);
+                            let (rows, cols, children, signs) = self.children.of(p);
                             scratch.prepare_win(p, children, signs, &views);
+                            if self.diff_search == DiffSearch::Bisect {
+                                window = scratch.unsettled_window(p, rows, cols);
+                            }
                         }
                         let mut solve_at = |d: i32| -> Result<f64, EngineError> {
                             let (v, gap, n) =
@@ -194,9 +202,18 @@ impl LayerEngine {
                             Ok(v)
                         };
                         match (self.objective, self.diff_search) {
-                            (Objective::Win, DiffSearch::Bisect) => {
-                                bisect_window(range, first_d, &mut solve_at)?
-                            }
+                            (Objective::Win, DiffSearch::Bisect) => match window {
+                                Some((lo, hi)) => {
+                                    for (slot, d) in range.iter_mut().zip(first_d..) {
+                                        *slot = match d {
+                                            d if d < lo => -1.0,
+                                            d if d >= hi => 1.0,
+                                            d => solve_at(d)?,
+                                        };
+                                    }
+                                }
+                                None => bisect_window(range, first_d, &mut solve_at)?,
+                            },
                             _ => {
                                 for (slot, d) in range.iter_mut().zip(first_d..) {
                                     *slot = solve_at(d)?;
@@ -406,6 +423,65 @@ impl StateScratch {
 /// The sign bit of an f64.
 const SIGN_BIT: u64 = 1 << 63;
 
+impl StateScratch {
+    /// For the pattern `p` prepared (`rows x cols` games), the score differences
+    /// `lo..hi` outside which its value is exactly -1 (below) or +1 (from `hi` on),
+    /// found from the children's windows alone, without a matrix or a solve. An entry is
+    /// -1 exactly for d below a threshold (its child's position is below the window, or
+    /// for a mirrored child above it) and +1 exactly from another on; a game is exactly
+    /// -1 when one of B's columns is all -1 (a saddle point at -1: every entry is at
+    /// least -1), exactly +1 when one of A's rows is all +1, and otherwise strictly
+    /// between (game values are rationals far from ±1 unless equal); the state is -1
+    /// when every game is, +1 when every game is. These are the d the bisection used to
+    /// probe one by one: `reference_values.rs` checks the slices bit for bit against
+    /// solving every d. `None` when `p` is not prepared.
+    fn unsettled_window(&self, p: usize, rows: usize, cols: usize) -> Option<(i32, i32)> {
+        if self.prepared != Some(p) {
+            return None;
+        }
+        let size = rows * cols;
+        let (mut lo, mut hi) = (i32::MAX, i32::MIN);
+        for game in self.win.chunks_exact(size) {
+            // the game is -1 for d < max over columns of min over rows of the entry's
+            // threshold, +1 for d >= min over rows of max over columns of its other one
+            let mut lost_below = i32::MIN;
+            for j in 0..cols {
+                let column = game[j..].iter().step_by(cols).take(rows);
+                lost_below = lost_below.max(column.map(WinEntry::lost_below).min()?);
+            }
+            let won_from = game
+                .chunks_exact(cols)
+                .map(|row| row.iter().map(WinEntry::won_from).max())
+                .min()??;
+            lo = lo.min(lost_below);
+            hi = hi.max(won_from);
+        }
+        Some((lo, hi.max(lo)))
+    }
+}
+
+impl WinEntry {
+    /// The entry is exactly -1 (after orientation) for every d below this.
+    fn lost_below(&self) -> i32 {
+        // unmirrored: position d + offset < 0; mirrored: -d + offset >= len
+        if self.flip == 0 {
+            -self.offset
+        } else {
+            self.offset - self.len + 1
+        }
+    }
+
+    /// The entry is exactly +1 (after orientation) for every d from this on.
+    fn won_from(&self) -> i32 {
+        // unmirrored: position d + offset >= len; mirrored: -d + offset < 0
+        if self.flip == 0 {
+            self.len - self.offset
+        } else {
+            self.offset + 1
+        }
+    }
+}
+
 /// [`fill_matrix`] for a `win` game from its prepared entries: bit for bit the same
 /// matrix (the position is the same integer, the value the same load).
 fn fill_prepared_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, below: &Slice) {
@@ -539,7 +615,9 @@ mod tests {
 
     /// The prepared `win` fill gives, bit for bit, the matrices of [`fill_matrix`]: every
     /// pattern of several slices of every layer of the solved 7-card game, every upcard,
-    /// every live score difference and some beyond.
+    /// every live score difference and some beyond; each entry is exactly -1 below its
+    /// [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`] on, and
+    /// nowhere else.
     #[test]
     fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
         let n = 7;
@@ -570,6 +648,11 @@ mod tests {
                             let bits =
                                 |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                             assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                            // and each entry is exactly -1 / +1 where its thresholds say
+                            for (&v, e) in got.iter().zip(entries) {
+                                assert_eq!(v == -1.0, d < e.lost_below(), "{e:?} d={d}: {v}");
+                                assert_eq!(v == 1.0, d >= e.won_from(), "{e:?} d={d}: {v}");
+                            }
                             matrices += 1;
                         }
                     }
@@ -577,6 +660,46 @@ mod tests {
             }
         }
         assert!(matrices > 100_000, "{matrices} matrices");
+    }
+
+    /// The window of d read off the children's windows is exactly where the values of a
+    /// 7-card win game solved at every d (no windows, no bisection) are neither -1 nor
+    /// +1: -1.0 below it, +1.0 from its end on, strictly between inside (so it is tight).
+    #[test]
+    fn unsettled_window_is_where_exhaustive_values_are_not_exact() {
+        let n = 7;
+        let full = InMemorySolution::solve_with(n, Objective::Win, DiffSearch::Exhaustive)
+            .expect("solves");
+        let mut scratch = StateScratch::default();
+        let mut states = 0u64;
+        for k in 2..=n {
+            let engine = LayerEngine::new(n, k, Objective::Win);
+            let below = &full.layers[k as usize - 1];
+            for (rank, slice) in full.layers[k as usize].iter().enumerate() {
+                let prizes = prize_unrank(rank as u32, k);
+                let views: Vec<(u8, &Slice)> = LayerEngine::dependencies(prizes)
+                    .map(|(c, rest)| (c, &below[prize_rank(rest) as usize]))
+                    .collect();
+                let range = Objective::Win.diff_range(prizes);
+                for p in 0..engine.layout.canonical_count() {
+                    let (rows, cols, children, signs) = engine.children.of(p);
+                    scratch.prepare_win(p, children, signs, &views);
+                    let (lo, hi) = scratch.unsettled_window(p, rows, cols).expect("prepared");
+                    let at = Oriented::new(p as u32, false);
+                    for d in -range..=range {
+                        let v = slice.value(at, d);
+                        let want = match d {
+                            d if d < lo => v == -1.0,
+                            d if d >= hi => v == 1.0,
+                            _ => -1.0 < v && v < 1.0,
+                        };
+                        assert!(want, "k={k} prizes {prizes} p={p} d={d}: {v} vs {lo}..{hi}");
+                        states += 1;
+                    }
+                }
+            }
+        }
+        assert!(states > 100_000, "{states} states");
     }
 
     /// A pattern whose slices below are not windowed (layer 1 reads the dense terminal
