@@ -6,11 +6,12 @@
 use rayon::prelude::*;
 
 use crate::cards::CardSet;
-use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart};
+use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart, SimdPath};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
 use crate::slice::{Slice, SliceBytes};
+use crate::win_fill::{self, WinEntry};
 
 /// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
 /// for `win`, ±1 at any other d through [`Slice::value`]).
@@ -312,7 +313,10 @@ impl LayerEngine {
         let (first, second) = (&mut first[..size], &mut second[..size]);
         let prepared = (scratch.prepared == Some(p)).then_some(&scratch.win[..]);
         let fill = |matrix: &mut [f64], game: usize, upcard: u8, view: &Slice| match prepared {
-            Some(entries) => fill_prepared_win(matrix, &entries[game * size..][..size], d, view),
+            Some(entries) => {
+                let entries = &entries[game * size..][..size];
+                win_fill::fill(matrix, entries, d, &view.values, scratch.avx2)
+            }
             None => fill_matrix(self.objective, matrix, children, signs, d, upcard, view),
         };
         let mut total = 0.0;
@@ -358,6 +362,8 @@ struct StateScratch {
     /// `prepared` names the pattern they were prepared for.
     win: Vec<WinEntry>,
     prepared: Option<usize>,
+    /// Whether the CPU has AVX2, for [`win_fill::fill`].
+    avx2: bool,
 }
 
 impl Default for StateScratch {
@@ -366,24 +372,9 @@ impl Default for StateScratch {
             matrices: [[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
             win: Vec::new(),
             prepared: None,
+            avx2: GameSolver::best_path() == SimdPath::Avx2,
         }
     }
-}
-
-/// One entry of a `win` matrix with what does not depend on the score difference d
-/// looked up once per pattern: its child's window in the slice below, and the offset
-/// that turns the child's oriented d into a position in that window. A bisection
-/// solves a pattern at several d; [`fill_matrix`] would look the windows up for each.
-#[derive(Clone, Copy, Debug)]
-struct WinEntry {
-    /// -1 for a mirrored child, else 0: `(d ^ flip) - flip` is the child's `d`, and
-    /// `flip`'s sign bit flips the value's ([`Oriented::orient_diff`], [`Oriented::orient`]).
-    flip: i32,
-    /// `orient(c s) + diff_range - lo`: position = `orient(d) + offset`.
-    offset: i32,
-    /// The window's first value in the slice below, and its length.
-    start: u32,
-    len: i32,
 }
 
 impl StateScratch {
@@ -403,25 +394,19 @@ impl StateScratch {
             let Some(windows) = &view.windows else {
                 return;
             };
-            let c = i32::from(upcard);
-            self.win
-                .extend(children.iter().zip(signs).map(|(&child, &s)| {
-                    let w = windows[child.canonical()];
-                    WinEntry {
-                        flip: -i32::from(child.is_mirrored()),
-                        offset: child.orient_diff(c * i32::from(s)) + view.diff_range
-                            - i32::from(w.lo),
-                        start: w.start,
-                        len: i32::from(w.len),
-                    }
-                }));
+            for (&child, &sign) in children.iter().zip(signs) {
+                let window = windows[child.canonical()];
+                let values = view.values.len();
+                let entry = WinEntry::new(child, sign, upcard, view.diff_range, window, values);
+                let Some(entry) = entry else {
+                    return;
+                };
+                self.win.push(entry);
+            }
         }
         self.prepared = Some(p);
     }
 }
-
-/// The sign bit of an f64.
-const SIGN_BIT: u64 = 1 << 63;
 
 impl StateScratch {
     /// For the pattern `p` prepared (`rows x cols` games), the score differences
@@ -457,44 +442,6 @@ impl StateScratch {
             hi = hi.max(won_from);
         }
         Some((lo, hi.max(lo)))
-    }
-}
-
-impl WinEntry {
-    /// The entry is exactly -1 (after orientation) for every d below this.
-    fn lost_below(&self) -> i32 {
-        // unmirrored: position d + offset < 0; mirrored: -d + offset >= len
-        if self.flip == 0 {
-            -self.offset
-        } else {
-            self.offset - self.len + 1
-        }
-    }
-
-    /// The entry is exactly +1 (after orientation) for every d from this on.
-    fn won_from(&self) -> i32 {
-        // unmirrored: position d + offset >= len; mirrored: -d + offset < 0
-        if self.flip == 0 {
-            self.len - self.offset
-        } else {
-            self.offset + 1
-        }
-    }
-}
-
-/// [`fill_matrix`] for a `win` game from its prepared entries: bit for bit the same
-/// matrix (the position is the same integer, the value the same load).
-fn fill_prepared_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, below: &Slice) {
-    for (m, e) in matrix.iter_mut().zip(entries) {
-        let at = ((d ^ e.flip) - e.flip) + e.offset;
-        let v: f64 = if at < 0 {
-            -1.0
-        } else if at >= e.len {
-            1.0
-        } else {
-            below.values[e.start as usize + at as usize]
-        };
-        *m = f64::from_bits(v.to_bits() ^ (i64::from(e.flip) as u64 & SIGN_BIT));
     }
 }
 
@@ -613,7 +560,8 @@ mod tests {
     use super::*;
     use crate::solution::InMemorySolution;
 
-    /// The prepared `win` fill gives, bit for bit, the matrices of [`fill_matrix`]: every
+    /// The prepared `win` fill, on both paths, gives, bit for bit, the matrices of
+    /// [`fill_matrix`]: every
     /// pattern of several slices of every layer of the solved 7-card game, every upcard,
     /// every live score difference and some beyond; each entry is exactly -1 below its
     /// [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`] on, and
@@ -643,11 +591,18 @@ mod tests {
                     for d in -range - 2..=range + 2 {
                         for (game, &(c, view)) in views.iter().enumerate() {
                             let entries = &scratch.win[game * size..][..size];
-                            fill_prepared_win(&mut got, entries, d, view);
                             fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
                             let bits =
                                 |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                            // the portable path, and the AVX2 one where the CPU has it
+                            for avx2 in [false, scratch.avx2] {
+                                win_fill::fill(&mut got, entries, d, &view.values, avx2);
+                                assert_eq!(
+                                    bits(&got),
+                                    bits(&want),
+                                    "k={k} p={p} d={d} c={c} avx2 {avx2}"
+                                );
+                            }
                             // and each entry is exactly -1 / +1 where its thresholds say
                             for (&v, e) in got.iter().zip(entries) {
                                 assert_eq!(v == -1.0, d < e.lost_below(), "{e:?} d={d}: {v}");
