@@ -8,10 +8,10 @@ use rayon::prelude::*;
 use crate::cards::CardSet;
 use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart, SimdPath};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
+use crate::matrix_fill::{self, WinEntry};
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
 use crate::slice::{Slice, SliceBytes};
-use crate::win_fill::{self, WinEntry};
 
 /// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
 /// for `win`, ±1 at any other d through [`Slice::value`]).
@@ -312,10 +312,18 @@ impl LayerEngine {
         let [first, second] = &mut scratch.matrices;
         let (first, second) = (&mut first[..size], &mut second[..size]);
         let prepared = (scratch.prepared == Some(p)).then_some(&scratch.win[..]);
+        let avx2 = scratch.avx2;
+        // the fast fills where they apply, the reference `fill_matrix` elsewhere
         let fill = |matrix: &mut [f64], game: usize, upcard: u8, view: &Slice| match prepared {
             Some(entries) => {
                 let entries = &entries[game * size..][..size];
-                win_fill::fill(matrix, entries, d, &view.values, scratch.avx2)
+                matrix_fill::fill_win(matrix, entries, d, &view.values, avx2)
+            }
+            None if self.objective == Objective::Points
+                && view.diff_range == 0
+                && view.windows.is_none() =>
+            {
+                matrix_fill::fill_points(matrix, children, signs, upcard, &view.values, avx2)
             }
             None => fill_matrix(self.objective, matrix, children, signs, d, upcard, view),
         };
@@ -362,7 +370,7 @@ struct StateScratch {
     /// `prepared` names the pattern they were prepared for.
     win: Vec<WinEntry>,
     prepared: Option<usize>,
-    /// Whether the CPU has AVX2, for [`win_fill::fill`].
+    /// Whether the CPU has AVX2, for [`matrix_fill`].
     avx2: bool,
 }
 
@@ -596,7 +604,7 @@ mod tests {
                                 |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                             // the portable path, and the AVX2 one where the CPU has it
                             for avx2 in [false, scratch.avx2] {
-                                win_fill::fill(&mut got, entries, d, &view.values, avx2);
+                                matrix_fill::fill_win(&mut got, entries, d, &view.values, avx2);
                                 assert_eq!(
                                     bits(&got),
                                     bits(&want),

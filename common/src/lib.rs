@@ -11,7 +11,7 @@
 //! - [`kernel`]: the certified matrix-game solver, the hot path.
 //! - [`slice`]: a prize set's values, dense or windowed over score differences.
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
-//! - [`win_fill`]: a `win` pattern's matrices filled d after d from prepared entries.
+//! - [`matrix_fill`]: the engine's fast matrix fills (gathers where there is AVX2).
 //! - [`state`]: concrete states and where their values are stored.
 //! - [`checksum`]: slice digests and layer checksums.
 //! - [`audit`]: stored states re-solved and compared bit for bit.
@@ -31,6 +31,7 @@ pub mod checksum;
 pub mod engine;
 pub mod kernel;
 pub mod layout;
+pub mod matrix_fill;
 pub mod objective;
 pub mod pattern;
 pub mod plan;
@@ -40,7 +41,6 @@ pub mod shard;
 pub mod slice;
 pub mod solution;
 pub mod state;
-pub mod win_fill;
 
 pub use cards::{CardSet, InputError, MAX_N};
 pub use objective::Objective;
