@@ -568,6 +568,13 @@ mod tests {
     use super::*;
     use crate::solution::InMemorySolution;
 
+    /// The slices of `below` that the slice of `prizes` reads, by upcard.
+    fn views_of(prizes: CardSet, below: &[Slice]) -> Vec<(u8, &Slice)> {
+        LayerEngine::dependencies(prizes)
+            .map(|(c, rest)| (c, &below[prize_rank(rest) as usize]))
+            .collect()
+    }
+
     /// The prepared `win` fill, on both paths, gives, bit for bit, the matrices of
     /// [`fill_matrix`]: every
     /// pattern of several slices of every layer of the solved 7-card game, every upcard,
@@ -585,10 +592,7 @@ mod tests {
             let slices = solution.layers[k as usize].len();
             for rank in (0..slices).step_by(slices.div_ceil(8)) {
                 let prizes = prize_unrank(rank as u32, k);
-                let below = &solution.layers[k as usize - 1];
-                let views: Vec<(u8, &Slice)> = LayerEngine::dependencies(prizes)
-                    .map(|(c, rest)| (c, &below[prize_rank(rest) as usize]))
-                    .collect();
+                let views = views_of(prizes, &solution.layers[k as usize - 1]);
                 let range = Objective::Win.diff_range(prizes);
                 for p in 0..engine.layout.canonical_count() {
                     let (rows, cols, children, signs) = engine.children.of(p);
@@ -640,9 +644,7 @@ mod tests {
             let below = &full.layers[k as usize - 1];
             for (rank, slice) in full.layers[k as usize].iter().enumerate() {
                 let prizes = prize_unrank(rank as u32, k);
-                let views: Vec<(u8, &Slice)> = LayerEngine::dependencies(prizes)
-                    .map(|(c, rest)| (c, &below[prize_rank(rest) as usize]))
-                    .collect();
+                let views = views_of(prizes, below);
                 let range = Objective::Win.diff_range(prizes);
                 for p in 0..engine.layout.canonical_count() {
                     let (rows, cols, children, signs) = engine.children.of(p);
