@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::cards::CardSet;
-use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart, SimdPath};
+use crate::kernel::{GameOutcome, GameSolver, GameStatus, MAX_STRATEGIES, PivotStart};
 use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::matrix_fill::{self, WinEntry};
 use crate::objective::Objective;
@@ -312,18 +312,10 @@ impl LayerEngine {
         let [first, second] = &mut scratch.matrices;
         let (first, second) = (&mut first[..size], &mut second[..size]);
         let prepared = (scratch.prepared == Some(p)).then_some(&scratch.win[..]);
-        let avx2 = scratch.avx2;
-        // the fast fills where they apply, the reference `fill_matrix` elsewhere
+        // a prepared win pattern from its entries, anything else by `fill_matrix`
         let fill = |matrix: &mut [f64], game: usize, upcard: u8, view: &Slice| match prepared {
             Some(entries) => {
-                let entries = &entries[game * size..][..size];
-                matrix_fill::fill_win(matrix, entries, d, &view.values, avx2)
-            }
-            None if self.objective == Objective::Points
-                && view.diff_range == 0
-                && view.windows.is_none() =>
-            {
-                matrix_fill::fill_points(matrix, children, signs, upcard, &view.values, avx2)
+                matrix_fill::fill_win(matrix, &entries[game * size..][..size], d, &view.values)
             }
             None => fill_matrix(self.objective, matrix, children, signs, d, upcard, view),
         };
@@ -370,8 +362,6 @@ struct StateScratch {
     /// `prepared` names the pattern they were prepared for.
     win: Vec<WinEntry>,
     prepared: Option<usize>,
-    /// Whether the CPU has AVX2, for [`matrix_fill`].
-    avx2: bool,
 }
 
 impl Default for StateScratch {
@@ -380,7 +370,6 @@ impl Default for StateScratch {
             matrices: [[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
             win: Vec::new(),
             prepared: None,
-            avx2: GameSolver::best_path() == SimdPath::Avx2,
         }
     }
 }
@@ -414,9 +403,7 @@ impl StateScratch {
         }
         self.prepared = Some(p);
     }
-}
 
-impl StateScratch {
     /// For the pattern `p` prepared (`rows x cols` games), the score differences
     /// `lo..hi` outside which its value is exactly -1 (below) or +1 (from `hi` on),
     /// found from the children's windows alone, without a matrix or a solve. An entry is
@@ -515,7 +502,8 @@ fn bisect_window(
 /// the two layouts a solve reads (dense `points` slices with one value per pattern,
 /// windowed `win` slices): for `win`, position `p = d' + diff_range - lo` in a pattern's
 /// window is -1 below 0, +1 from `len` on (which covers `d'` beyond the live range),
-/// else the stored value; mirrored children read `-d'` and negate.
+/// else the stored value; mirrored children read `-d'` and negate. The dense branch is
+/// [`matrix_fill::fill_points`] (gathered where the CPU has AVX2).
 pub fn fill_matrix(
     objective: Objective,
     matrix: &mut [f64],
@@ -529,10 +517,7 @@ pub fn fill_matrix(
     let entries = matrix.iter_mut().zip(children).zip(signs);
     match (objective, &below.windows) {
         (Objective::Points, None) if below.diff_range == 0 => {
-            for ((m, &child), &s) in entries {
-                let v = below.values[child.canonical()];
-                *m = f64::from(c * i32::from(s)) + child.orient(v);
-            }
+            matrix_fill::fill_points(matrix, children, signs, upcard, &below.values)
         }
         (Objective::Win, Some(windows)) => {
             let range = below.diff_range;
@@ -607,14 +592,10 @@ mod tests {
                             let bits =
                                 |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                             // the portable path, and the AVX2 one where the CPU has it
-                            for avx2 in [false, scratch.avx2] {
-                                matrix_fill::fill_win(&mut got, entries, d, &view.values, avx2);
-                                assert_eq!(
-                                    bits(&got),
-                                    bits(&want),
-                                    "k={k} p={p} d={d} c={c} avx2 {avx2}"
-                                );
-                            }
+                            matrix_fill::fill_win_portable(&mut got, entries, d, &view.values);
+                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                            matrix_fill::fill_win(&mut got, entries, d, &view.values);
+                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
                             // and each entry is exactly -1 / +1 where its thresholds say
                             for (&v, e) in got.iter().zip(entries) {
                                 assert_eq!(v == -1.0, d < e.lost_below(), "{e:?} d={d}: {v}");

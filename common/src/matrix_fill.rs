@@ -1,13 +1,14 @@
-//! The engine's fast fills of its payoff matrices from the slices below, each on a
-//! portable path and, where the CPU has AVX2, four entries at a time with a gather; all
-//! give the bits [`crate::engine::fill_matrix`] (the reference, entry by entry) gives:
-//! the same values loaded, the same exact -1 and +1, negated by the sign bit, the same
-//! additions.
-//! - `points` ([`fill_points`]): the prize `c s` plus the child's value.
+//! The fast fills of payoff matrices from the slices below, each on a portable path and,
+//! where the CPU has AVX2 (detected here), four entries at a time with a gather; all give
+//! the bits [`crate::slice::Slice::value`] gives entry by entry: the same values loaded,
+//! the same exact -1 and +1, negated by the sign bit, the same additions.
+//! - `points` ([`fill_points`]): the prize `c s` plus the child's value; the dense branch
+//!   of [`crate::engine::fill_matrix`].
 //! - `win` ([`fill_win`]): a pattern's games filled score difference after score
 //!   difference, each entry's window in the slice below looked up once ([`WinEntry`],
 //!   made by the engine per pattern), then a position and a load per entry.
 
+use crate::kernel::{GameSolver, SimdPath};
 use crate::layout::Oriented;
 use crate::slice::Window;
 
@@ -79,25 +80,23 @@ impl WinEntry {
     }
 }
 
-/// Fills `matrix` at score difference `d` from `entries` (made by [`WinEntry::new`] for
-/// the slice whose values are `values`), on the AVX2 path when `avx2` (which callers set
-/// only where the CPU has AVX2).
+/// Whether this CPU has AVX2 (`is_x86_feature_detected!` caches the answer).
 #[inline]
-pub(crate) fn fill_win(
-    matrix: &mut [f64],
-    entries: &[WinEntry],
-    d: i32,
-    values: &[f64],
-    avx2: bool,
-) {
+fn has_avx2() -> bool {
+    GameSolver::best_path() == SimdPath::Avx2
+}
+
+/// Fills `matrix` at score difference `d` from `entries` (made by [`WinEntry::new`] for
+/// the slice whose values are `values`), four entries at a time where the CPU has AVX2.
+/// An entry whose window lies beyond `values` panics, as [`fill_win_portable`] does.
+#[inline]
+pub(crate) fn fill_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, values: &[f64]) {
     #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: `avx2` is set only where the CPU has AVX2; the entries come from
-        // `WinEntry::new` for these values (see `fill_win_avx2`).
+    if has_avx2() && values.len() <= i32::MAX as usize {
+        // SAFETY: the CPU has AVX2 (just checked); values fit 32-bit indices.
         unsafe { fill_win_avx2(matrix, entries, d, values) };
         return;
     }
-    let _ = avx2;
     fill_win_portable(matrix, entries, d, values);
 }
 
@@ -118,13 +117,12 @@ pub(crate) fn fill_win_portable(matrix: &mut [f64], entries: &[WinEntry], d: i32
 
 /// The `win` fill four entries at a time: positions in 32-bit lanes, the values inside their
 /// windows loaded by one masked gather (lanes outside load nothing and keep -1 or +1),
-/// the mirrored lanes negated by their sign bit. The last `len % 4` entries go the
-/// portable way.
+/// the mirrored lanes negated by their sign bit. A block with a position inside its
+/// window but beyond `values` (entries made for another slice) goes the portable way,
+/// which panics there; the last `len % 4` entries too.
 ///
 /// # Safety
-/// The CPU must have AVX2, and every entry must come from [`WinEntry::new`] for
-/// `values`: then a lane inside its window (0 <= position < len) reads
-/// `start + position < start + len <= values.len()`.
+/// The CPU must have AVX2 and `values.len() <= i32::MAX`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values: &[f64]) {
@@ -132,19 +130,22 @@ unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values
     let n = matrix.len().min(entries.len());
     let whole = n / 4 * 4;
     let d_v = _mm_set1_epi32(d);
+    let count = _mm_set1_epi32(values.len() as i32);
     let zero = _mm_setzero_si128();
     let one = _mm256_set1_pd(1.0);
     let minus_one = _mm256_set1_pd(-1.0);
     let sign = _mm256_set1_epi64x(SIGN_BIT as i64);
-    for (m, e) in matrix[..whole]
+    for (m, block) in matrix[..whole]
         .chunks_exact_mut(4)
         .zip(entries[..whole].chunks_exact(4))
     {
         // SAFETY: AVX2 is present (the caller's contract); the loads are of four
         // whole `WinEntry`s (16 bytes each, `repr(C)`), the store of four f64s of `m`;
-        // the gather reads only lanes inside their windows (see the function's contract).
+        // the gather reads only lanes inside their windows, and only when each of those
+        // indices is below `values.len()` (checked here; `start` and the position are
+        // both non-negative there, and their sum fits: `WinEntry::new`).
         unsafe {
-            let e = e.as_ptr().cast::<__m128i>();
+            let e = block.as_ptr().cast::<__m128i>();
             let (e0, e1) = (_mm_loadu_si128(e), _mm_loadu_si128(e.add(1)));
             let (e2, e3) = (_mm_loadu_si128(e.add(2)), _mm_loadu_si128(e.add(3)));
             // transpose: flip, offset, start and len of the four entries
@@ -157,6 +158,12 @@ unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values
             let at = _mm_add_epi32(_mm_sub_epi32(_mm_xor_si128(d_v, flip), flip), offset);
             let below = _mm_cmpgt_epi32(zero, at);
             let inside = _mm_andnot_si128(below, _mm_cmpgt_epi32(len, at));
+            let index = _mm_add_epi32(start, at);
+            let beyond = _mm_andnot_si128(_mm_cmpgt_epi32(count, index), inside);
+            if _mm_movemask_epi8(beyond) != 0 {
+                fill_win_portable(m, block, d, values);
+                continue;
+            }
             let bound = _mm256_blendv_pd(
                 one,
                 minus_one,
@@ -165,7 +172,7 @@ unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values
             let v = _mm256_mask_i32gather_pd::<8>(
                 bound,
                 values.as_ptr(),
-                _mm_add_epi32(start, at),
+                index,
                 _mm256_castsi256_pd(_mm256_cvtepi32_epi64(inside)),
             );
             let negate = _mm256_and_si256(_mm256_cvtepi32_epi64(flip), sign);
@@ -178,8 +185,8 @@ unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values
 
 /// Fills the `points` matrix of a game under `upcard` whose entries are `children` and
 /// bid comparisons `signs`, from a dense slice of one value per canonical pattern
-/// (`values`): `c s + orient(value)`. On the AVX2 path when `avx2` (which callers set only
-/// where the CPU has AVX2).
+/// (`values`): `c s + orient(value)`, four entries at a time where the CPU has AVX2. A
+/// child beyond `values` panics. This is [`crate::engine::fill_matrix`]'s dense branch.
 #[inline]
 pub(crate) fn fill_points(
     matrix: &mut [f64],
@@ -187,19 +194,17 @@ pub(crate) fn fill_points(
     signs: &[i8],
     upcard: u8,
     values: &[f64],
-    avx2: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if avx2 && values.len() <= i32::MAX as usize {
-        // SAFETY: `avx2` is set only where the CPU has AVX2; values fit 32-bit indices.
+    if has_avx2() && values.len() <= i32::MAX as usize {
+        // SAFETY: the CPU has AVX2 (just checked); values fit 32-bit indices.
         unsafe { fill_points_avx2(matrix, children, signs, upcard, values) };
         return;
     }
-    let _ = avx2;
     fill_points_portable(matrix, children, signs, upcard, values);
 }
 
-/// The portable `points` fill, entry by entry (`fill_matrix`'s dense branch).
+/// The portable `points` fill, entry by entry.
 fn fill_points_portable(
     matrix: &mut [f64],
     children: &[Oriented],
@@ -277,20 +282,16 @@ unsafe fn fill_points_avx2(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{LayerEngine, fill_matrix};
-    use crate::kernel::{GameSolver, SimdPath};
+    use crate::engine::LayerEngine;
     use crate::objective::Objective;
     use crate::prizes::{prize_rank, prize_unrank};
     use crate::solution::InMemorySolution;
 
-    fn has_avx2() -> bool {
-        GameSolver::best_path() == SimdPath::Avx2
-    }
-
-    /// Both `points` paths give `fill_matrix`'s matrices bit for bit: every pattern of
-    /// several slices of every layer of the solved 8-card game, every upcard.
+    /// Both `points` paths give bit for bit `c s` plus what `Slice::value` reads, entry
+    /// by entry: every pattern of several slices of every layer of the solved 8-card
+    /// game, every upcard.
     #[test]
-    fn points_fill_equals_fill_matrix_bit_for_bit() {
+    fn points_fill_equals_slice_values_bit_for_bit() {
         let n = 8;
         let solution = InMemorySolution::solve(n, Objective::Points).expect("solves");
         let mut matrices = 0u64;
@@ -301,16 +302,23 @@ mod tests {
                 let prizes = prize_unrank(rank as u32, k);
                 for p in 0..engine.layout.canonical_count() {
                     let (rows, cols, children, signs) = engine.children.of(p);
-                    let (mut got, mut want) = (vec![0.0; rows * cols], vec![0.0; rows * cols]);
+                    let mut got = vec![0.0; rows * cols];
                     for (c, rest) in LayerEngine::dependencies(prizes) {
                         let below = &solution.layers[k as usize - 1][prize_rank(rest) as usize];
-                        fill_matrix(Objective::Points, &mut want, children, signs, 0, c, below);
-                        for avx2 in [false, has_avx2()] {
-                            fill_points(&mut got, children, signs, c, &below.values, avx2);
-                            let bits =
-                                |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} c={c} avx2 {avx2}");
-                        }
+                        let want: Vec<u64> = children
+                            .iter()
+                            .zip(signs)
+                            .map(|(&child, &s)| {
+                                let prize = i32::from(c) * i32::from(s);
+                                (f64::from(prize) + below.value(child, 0)).to_bits()
+                            })
+                            .collect();
+                        let bits = |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                        // the portable path, and the AVX2 one where the CPU has it
+                        fill_points_portable(&mut got, children, signs, c, &below.values);
+                        assert_eq!(bits(&got), want, "k={k} p={p} c={c} portable");
+                        fill_points(&mut got, children, signs, c, &below.values);
+                        assert_eq!(bits(&got), want, "k={k} p={p} c={c}");
                         matrices += 1;
                     }
                 }
@@ -319,14 +327,30 @@ mod tests {
         assert!(matrices > 10_000, "{matrices} matrices");
     }
 
-    /// A child beyond the slice's values is refused by a panic on either path, as
-    /// `fill_matrix` refuses it: never read.
+    /// A child beyond the slice's values is refused by a panic, as `fill_matrix`
+    /// refuses it: never read.
     #[test]
     #[should_panic(expected = "index out of bounds")]
     fn points_fill_refuses_a_child_beyond_the_values() {
         let children = [0, 1, 2, 7].map(|c| Oriented::new(c, false));
         let mut m = [0.0; 4];
-        fill_points(&mut m, &children, &[1, 0, -1, 1], 3, &[0.5; 4], has_avx2());
+        fill_points(&mut m, &children, &[1, 0, -1, 1], 3, &[0.5; 4]);
+    }
+
+    /// Entries made for one slice and filled from a shorter one: a position inside its
+    /// window but beyond the values is refused by a panic, never read.
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn win_fill_refuses_a_window_beyond_the_values() {
+        let window = Window {
+            start: 10,
+            lo: 2,
+            len: 5,
+        };
+        let entry = WinEntry::new(Oriented::new(3, true), 1, 4, 6, window, 15).expect("inside");
+        // mirrored, offset 0: at d = -2 the position is 2, value 12 of a slice of 12
+        let mut m = [0.0; 4];
+        fill_win(&mut m, &[entry; 4], -2, &[0.5; 12]);
     }
 
     /// A window that does not lie inside its slice's values, or values beyond 32-bit
