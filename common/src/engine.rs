@@ -205,13 +205,19 @@ impl LayerEngine {
                         match (self.objective, self.diff_search) {
                             (Objective::Win, DiffSearch::Bisect) => match window {
                                 Some((lo, hi)) => {
-                                    for (slot, d) in range.iter_mut().zip(first_d..) {
-                                        *slot = match d {
-                                            d if d < lo => -1.0,
-                                            d if d >= hi => 1.0,
-                                            d => solve_at(d)?,
-                                        };
-                                    }
+                                    // -1 below the window, +1 from its end, solved inside
+                                    let last_d = first_d + range.len() as i32;
+                                    let (lo, hi) =
+                                        (lo.clamp(first_d, last_d), hi.clamp(first_d, last_d));
+                                    let (below, rest) = range.split_at_mut((lo - first_d) as usize);
+                                    let (inside, above) = rest.split_at_mut((hi - lo) as usize);
+                                    below.fill(-1.0);
+                                    above.fill(1.0);
+                                    let (gap, n) = self.solve_win_run(
+                                        solver, scratch, p, lo, inside, &views, prizes,
+                                    )?;
+                                    max_gap = max_gap.max(gap);
+                                    games += n;
                                 }
                                 None => bisect_window(range, first_d, &mut solve_at)?,
                             },
@@ -351,13 +357,88 @@ impl LayerEngine {
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
     }
+
+    /// The values of the prepared `win` pattern `p` at the score differences `first..`,
+    /// one per slot of `out`, and the largest certificate gap and the games solved:
+    /// what [`LayerEngine::solve_state`] gives at each d, bit for bit, with the work
+    /// reordered. Upcard after upcard, its game is filled at [`RUN`] consecutive d at a
+    /// time ([`matrix_fill::fill_win_run`]) and solved in pairs of neighbouring d, and
+    /// each game's value is added to its d's total, so every total adds the same values
+    /// in the same (upcard) order.
+    #[allow(clippy::too_many_arguments)]
+    fn solve_win_run(
+        &self,
+        solver: &mut GameSolver,
+        scratch: &mut StateScratch,
+        p: usize,
+        first: i32,
+        out: &mut [f64],
+        views: &[(u8, &Slice)],
+        prizes: CardSet,
+    ) -> Result<(f64, u64), EngineError> {
+        debug_assert_eq!(scratch.prepared, Some(p));
+        solver.set_start(self.start);
+        let (rows, cols, _, _) = self.children.of(p);
+        let size = rows * cols;
+        if scratch.run_matrices.len() < RUN * size {
+            scratch.run_matrices.resize(RUN * size, 0.0);
+        }
+        out.fill(0.0);
+        let mut max_gap = 0.0f64;
+        for (game, &(upcard, view)) in views.iter().enumerate() {
+            let entries = &scratch.win[game * size..][..size];
+            for (run, totals) in out.chunks_mut(RUN).enumerate() {
+                let d0 = first + (run * RUN) as i32;
+                let last = totals.len() - 1;
+                let matrices = &mut scratch.run_matrices[..totals.len() * size];
+                matrix_fill::fill_win_run(matrices, entries, d0, &view.values);
+                let mut add = |j: usize, outcome: GameOutcome| {
+                    if outcome.status == GameStatus::Uncertified {
+                        return Err(EngineError::Uncertified {
+                            k: self.layout.k,
+                            prizes,
+                            pattern: p,
+                            upcard,
+                            d: d0 + j as i32,
+                            gap: outcome.gap,
+                        });
+                    }
+                    totals[j] += outcome.value;
+                    max_gap = max_gap.max(outcome.gap);
+                    Ok(())
+                };
+                let mut pairs = matrices.chunks_exact(2 * size);
+                for (i, pair) in (&mut pairs).enumerate() {
+                    let (m0, m1) = pair.split_at(size);
+                    let [o0, o1] = solver.solve_pair(m0, m1, rows, cols);
+                    add(2 * i, o0)?;
+                    add(2 * i + 1, o1)?;
+                }
+                if !pairs.remainder().is_empty() {
+                    add(last, solver.solve(pairs.remainder(), rows, cols))?;
+                }
+            }
+        }
+        let k = self.layout.k as usize;
+        for total in out.iter_mut() {
+            *total /= k as f64;
+        }
+        Ok((max_gap, (out.len() * views.len()) as u64))
+    }
 }
+
+/// How many consecutive score differences [`LayerEngine::solve_win_run`] fills a game at
+/// at once.
+const RUN: usize = 4;
 
 /// What [`LayerEngine::solve_state`] works in, kept from state to state: its two payoff
 /// matrices (a fresh pair would be zeroed each time: 4 KB a state) and, for `win`, the
 /// current pattern's entries prepared for every score difference.
 struct StateScratch {
     matrices: [[f64; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
+    /// [`LayerEngine::solve_win_run`]'s matrices, [`RUN`] of them (grown to the largest
+    /// game seen).
+    run_matrices: Vec<f64>,
     /// The `rows x cols` entries of each upcard's game, upcard after upcard, when
     /// `prepared` names the pattern they were prepared for.
     win: Vec<WinEntry>,
@@ -368,6 +449,7 @@ impl Default for StateScratch {
     fn default() -> Self {
         StateScratch {
             matrices: [[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
+            run_matrices: Vec::new(),
             win: Vec::new(),
             prepared: None,
         }
@@ -604,10 +686,104 @@ mod tests {
                             matrices += 1;
                         }
                     }
+                    // runs of neighbouring d: four (the AVX2 path where the CPU has it)
+                    // and three (one by one), every start
+                    for (game, &(c, view)) in views.iter().enumerate() {
+                        let entries = &scratch.win[game * size..][..size];
+                        for d0 in -range - 5..=range + 2 {
+                            for run in [4, 3] {
+                                let mut got = vec![f64::NAN; run * size];
+                                let mut portable = vec![f64::NAN; run * size];
+                                matrix_fill::fill_win_run(&mut got, entries, d0, &view.values);
+                                matrix_fill::fill_win_run_portable(
+                                    &mut portable,
+                                    entries,
+                                    d0,
+                                    &view.values,
+                                );
+                                for (j, (got, portable)) in got
+                                    .chunks_exact(size)
+                                    .zip(portable.chunks_exact(size))
+                                    .enumerate()
+                                {
+                                    let d = d0 + j as i32;
+                                    fill_matrix(
+                                        Objective::Win,
+                                        &mut want,
+                                        children,
+                                        signs,
+                                        d,
+                                        c,
+                                        view,
+                                    );
+                                    let bits = |m: &[f64]| {
+                                        m.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                                    };
+                                    assert_eq!(
+                                        bits(got),
+                                        bits(&want),
+                                        "k={k} p={p} d={d} run {run}"
+                                    );
+                                    assert_eq!(bits(portable), bits(&want), "k={k} p={p} d={d}");
+                                    matrices += 1;
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
         assert!(matrices > 100_000, "{matrices} matrices");
+    }
+
+    /// [`LayerEngine::solve_win_run`] gives, bit for bit, the values and the largest gap
+    /// of [`LayerEngine::solve_state`] at every d (the values it stores, and those the
+    /// coordinator's checks and `verify` recompute): every prepared pattern of several
+    /// slices of every layer of the 7-card win game, runs over every live d and beyond.
+    #[test]
+    fn win_runs_equal_states_solved_one_by_one() {
+        let n = 7;
+        let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
+        let (mut scratch, mut solver) = (StateScratch::default(), GameSolver::new());
+        let mut states = 0u64;
+        for k in 2..=n {
+            let engine = LayerEngine::new(n, k, Objective::Win);
+            let slices = solution.layers[k as usize].len();
+            for rank in (0..slices).step_by(slices.div_ceil(8)) {
+                let prizes = prize_unrank(rank as u32, k);
+                let views = views_of(prizes, &solution.layers[k as usize - 1]);
+                let range = Objective::Win.diff_range(prizes);
+                for p in 0..engine.layout.canonical_count() {
+                    let (_, _, children, signs) = engine.children.of(p);
+                    scratch.prepare_win(p, children, signs, &views);
+                    let first = -range - 2;
+                    let mut run = vec![f64::NAN; (2 * range + 5) as usize];
+                    let (run_gap, games) = engine
+                        .solve_win_run(
+                            &mut solver,
+                            &mut scratch,
+                            p,
+                            first,
+                            &mut run,
+                            &views,
+                            prizes,
+                        )
+                        .expect("certified");
+                    assert_eq!(games, run.len() as u64 * u64::from(k));
+                    let mut gap = 0.0f64;
+                    for (&got, d) in run.iter().zip(first..) {
+                        let (want, state_gap, _) = engine
+                            .solve_state(&mut solver, &mut scratch, p, d, &views, prizes)
+                            .expect("certified");
+                        assert_eq!(got.to_bits(), want.to_bits(), "k={k} p={p} d={d}");
+                        gap = gap.max(state_gap);
+                        states += 1;
+                    }
+                    assert_eq!(run_gap.to_bits(), gap.to_bits(), "k={k} p={p}");
+                }
+            }
+        }
+        assert!(states > 10_000, "{states} states");
     }
 
     /// The window of d read off the children's windows is exactly where the values of a

@@ -7,6 +7,9 @@
 //! - `win` ([`fill_win`]): a pattern's games filled score difference after score
 //!   difference, each entry's window in the slice below looked up once ([`WinEntry`],
 //!   made by the engine per pattern), then a position and a load per entry.
+//! - `win` runs ([`fill_win_run`]): one game at four neighbouring score differences at
+//!   once, which the engine solves pattern by pattern: an entry's four positions lie
+//!   side by side in its window, so one masked load (no gather) reads them.
 
 use crate::kernel::{GameSolver, SimdPath};
 use crate::layout::Oriented;
@@ -98,6 +101,124 @@ pub(crate) fn fill_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, values:
         return;
     }
     fill_win_portable(matrix, entries, d, values);
+}
+
+/// Fills `matrices`, `matrices.len() / entries.len()` games one after the other, with
+/// the game of `entries` at the score differences `d0`, `d0 + 1`, ...: each bit for bit
+/// what [`fill_win`] gives at its d. Four games at once where the CPU has AVX2: an
+/// entry's positions at four neighbouring d are neighbours in its window, so one masked
+/// load reads all four (no gather).
+#[inline]
+pub(crate) fn fill_win_run(matrices: &mut [f64], entries: &[WinEntry], d0: i32, values: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if matrices.len() == 4 * entries.len() && has_avx2() && values.len() <= i32::MAX as usize {
+        // SAFETY: the CPU has AVX2 (just checked); four games; values fit 32-bit indices.
+        unsafe { fill_win_run4_avx2(matrices, entries, d0, values) };
+        return;
+    }
+    fill_win_run_portable(matrices, entries, d0, values);
+}
+
+/// [`fill_win_run`] one game at a time.
+pub(crate) fn fill_win_run_portable(
+    matrices: &mut [f64],
+    entries: &[WinEntry],
+    d0: i32,
+    values: &[f64],
+) {
+    for (matrix, d) in matrices.chunks_exact_mut(entries.len()).zip(d0..) {
+        fill_win(matrix, entries, d, values);
+    }
+}
+
+/// [`fill_win_run`] for four games, four entries at a time: for each entry, the four
+/// positions its child takes at `d0..d0 + 4` lie side by side in the child's window
+/// (ascending, or descending for a mirrored child), so one masked load reads those
+/// inside it (lanes outside read nothing and keep -1 or +1); a mirrored entry's vector
+/// is reversed and negated by its sign bit; the four entries' vectors are transposed
+/// into the four games. A block with an entry whose window lies beyond `values`
+/// (entries made for another slice), and the last `len % 4` entries, go the portable
+/// way, which panics where it reads beyond.
+///
+/// # Safety
+/// The CPU must have AVX2, `matrices.len() == 4 * entries.len()` and
+/// `values.len() <= i32::MAX`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fill_win_run4_avx2(matrices: &mut [f64], entries: &[WinEntry], d0: i32, values: &[f64]) {
+    use std::arch::x86_64::*;
+    let size = entries.len();
+    let whole = size / 4 * 4;
+    let (m0, rest) = matrices.split_at_mut(size);
+    let (m1, rest) = rest.split_at_mut(size);
+    let (m2, m3) = rest.split_at_mut(size);
+    let lanes = _mm_setr_epi32(0, 1, 2, 3);
+    let zero = _mm_setzero_si128();
+    let one = _mm256_set1_pd(1.0);
+    let minus_one = _mm256_set1_pd(-1.0);
+    let sign = _mm256_set1_pd(-0.0);
+    // one entry's four values, at d0..d0 + 4 in its lanes
+    let entry_run = |e: &WinEntry| -> __m256d {
+        // SAFETY: AVX2 is present (the caller's contract); the masked load reads only
+        // lanes inside the window, at `start + position < start + len <= values.len()`
+        // (checked by the caller for this entry), and the pointer is formed with
+        // wrapping arithmetic (masked lanes may lie outside the values).
+        unsafe {
+            let at0 = ((d0 ^ e.flip) - e.flip) + e.offset;
+            // the lowest of the four positions (a mirrored child's descend from at0)
+            let low = at0 + 3 * e.flip;
+            let positions = _mm_add_epi32(_mm_set1_epi32(low), lanes);
+            let below = _mm_cmpgt_epi32(zero, positions);
+            let inside = _mm_andnot_si128(below, _mm_cmpgt_epi32(_mm_set1_epi32(e.len), positions));
+            let bound = _mm256_blendv_pd(
+                one,
+                minus_one,
+                _mm256_castsi256_pd(_mm256_cvtepi32_epi64(below)),
+            );
+            let inside = _mm256_cvtepi32_epi64(inside);
+            let from = values
+                .as_ptr()
+                .wrapping_offset(e.start as isize + low as isize);
+            let loaded = _mm256_maskload_pd(from, inside);
+            let v = _mm256_blendv_pd(bound, loaded, _mm256_castsi256_pd(inside));
+            // mirrored: positions descend with d (reverse the lanes), values negated
+            let flip = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::from(e.flip)));
+            let reversed = _mm256_permute4x64_pd::<0b00_01_10_11>(v);
+            let v = _mm256_blendv_pd(v, reversed, flip);
+            _mm256_xor_pd(v, _mm256_and_pd(flip, sign))
+        }
+    };
+    let fits = |e: &WinEntry| e.start as usize + e.len as usize <= values.len();
+    for b in (0..whole).step_by(4) {
+        let block = &entries[b..b + 4];
+        if !block.iter().all(fits) {
+            for (j, m) in [&mut *m0, &mut *m1, &mut *m2, &mut *m3]
+                .into_iter()
+                .enumerate()
+            {
+                fill_win_portable(&mut m[b..b + 4], block, d0 + j as i32, values);
+            }
+            continue;
+        }
+        let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|i| entry_run(&block[i]));
+        // transpose: games j = 0..4 of the four entries
+        let (lo01, hi01) = (_mm256_unpacklo_pd(r0, r1), _mm256_unpackhi_pd(r0, r1));
+        let (lo23, hi23) = (_mm256_unpacklo_pd(r2, r3), _mm256_unpackhi_pd(r2, r3));
+        let g0 = _mm256_permute2f128_pd::<0x20>(lo01, lo23);
+        let g1 = _mm256_permute2f128_pd::<0x20>(hi01, hi23);
+        let g2 = _mm256_permute2f128_pd::<0x31>(lo01, lo23);
+        let g3 = _mm256_permute2f128_pd::<0x31>(hi01, hi23);
+        // SAFETY: b + 4 <= whole <= size, the length of each of the four games
+        unsafe {
+            _mm256_storeu_pd(m0.as_mut_ptr().add(b), g0);
+            _mm256_storeu_pd(m1.as_mut_ptr().add(b), g1);
+            _mm256_storeu_pd(m2.as_mut_ptr().add(b), g2);
+            _mm256_storeu_pd(m3.as_mut_ptr().add(b), g3);
+        }
+    }
+    for (j, m) in [m0, m1, m2, m3].into_iter().enumerate() {
+        fill_win_portable(&mut m[whole..], &entries[whole..], d0 + j as i32, values);
+    }
 }
 
 /// The portable `win` fill, entry by entry.
@@ -351,6 +472,22 @@ mod tests {
         // mirrored, offset 0: at d = -2 the position is 2, value 12 of a slice of 12
         let mut m = [0.0; 4];
         fill_win(&mut m, &[entry; 4], -2, &[0.5; 12]);
+    }
+
+    /// The same for a run of four games: a block whose window lies beyond the values
+    /// is refused by a panic, never read.
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn win_run_refuses_a_window_beyond_the_values() {
+        let window = Window {
+            start: 10,
+            lo: 2,
+            len: 5,
+        };
+        let entry = WinEntry::new(Oriented::new(3, true), 1, 4, 6, window, 15).expect("inside");
+        // positions 3, 2, 1, 0 at d = -3..1: values 13, 12, 11, 10 of a slice of 12
+        let mut m = [0.0; 16];
+        fill_win_run(&mut m, &[entry; 4], -3, &[0.5; 12]);
     }
 
     /// A window that does not lie inside its slice's values, or values beyond 32-bit
