@@ -642,18 +642,15 @@ mod tests {
             .collect()
     }
 
-    /// The prepared `win` fill, on both paths, gives, bit for bit, the matrices of
-    /// [`fill_matrix`]: every
-    /// pattern of several slices of every layer of the solved 7-card game, every upcard,
-    /// every live score difference and some beyond; each entry is exactly -1 below its
-    /// [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`] on, and
-    /// nowhere else.
-    #[test]
-    fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
-        let n = 7;
+    /// Calls `visit(engine, prizes, views, range, p)` for every pattern `p` of 8 slices
+    /// (of prize set `prizes`, reading `views`, live score differences up to `range`) of
+    /// every layer from 2 on of the solved `n`-card win game: the patterns the engine
+    /// prepares.
+    fn for_sampled_win_patterns(
+        n: u8,
+        mut visit: impl FnMut(&LayerEngine, CardSet, &[(u8, &Slice)], i32, usize),
+    ) {
         let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
-        let mut scratch = StateScratch::default();
-        let mut matrices = 0u64;
         for k in 2..=n {
             let engine = LayerEngine::new(n, k, Objective::Win);
             let slices = solution.layers[k as usize].len();
@@ -662,127 +659,113 @@ mod tests {
                 let views = views_of(prizes, &solution.layers[k as usize - 1]);
                 let range = Objective::Win.diff_range(prizes);
                 for p in 0..engine.layout.canonical_count() {
-                    let (rows, cols, children, signs) = engine.children.of(p);
-                    let size = rows * cols;
-                    scratch.prepare_win(p, children, signs, &views);
-                    assert_eq!(scratch.prepared, Some(p), "k={k}: windowed slices below");
-                    let (mut got, mut want) = (vec![f64::NAN; size], vec![f64::NAN; size]);
-                    for d in -range - 2..=range + 2 {
-                        for (game, &(c, view)) in views.iter().enumerate() {
-                            let entries = &scratch.win[game * size..][..size];
-                            fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
-                            let bits =
-                                |m: &[f64]| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                            // the portable path, and the AVX2 one where the CPU has it
-                            matrix_fill::fill_win_portable(&mut got, entries, d, &view.values);
-                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
-                            matrix_fill::fill_win(&mut got, entries, d, &view.values);
-                            assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
-                            // and each entry is exactly -1 / +1 where its thresholds say
-                            for (&v, e) in got.iter().zip(entries) {
-                                assert_eq!(v == -1.0, d < e.lost_below(), "{e:?} d={d}: {v}");
-                                assert_eq!(v == 1.0, d >= e.won_from(), "{e:?} d={d}: {v}");
-                            }
-                            matrices += 1;
-                        }
-                    }
-                    // runs of neighbouring d: four (the AVX2 path where the CPU has it)
-                    // and three (one by one), every start
-                    for (game, &(c, view)) in views.iter().enumerate() {
-                        let entries = &scratch.win[game * size..][..size];
-                        for d0 in -range - 5..=range + 2 {
-                            for run in [4, 3] {
-                                let mut got = vec![f64::NAN; run * size];
-                                let mut portable = vec![f64::NAN; run * size];
-                                matrix_fill::fill_win_run(&mut got, entries, d0, &view.values);
-                                matrix_fill::fill_win_run_portable(
-                                    &mut portable,
-                                    entries,
-                                    d0,
-                                    &view.values,
-                                );
-                                for (j, (got, portable)) in got
-                                    .chunks_exact(size)
-                                    .zip(portable.chunks_exact(size))
-                                    .enumerate()
-                                {
-                                    let d = d0 + j as i32;
-                                    fill_matrix(
-                                        Objective::Win,
-                                        &mut want,
-                                        children,
-                                        signs,
-                                        d,
-                                        c,
-                                        view,
-                                    );
-                                    let bits = |m: &[f64]| {
-                                        m.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-                                    };
-                                    assert_eq!(
-                                        bits(got),
-                                        bits(&want),
-                                        "k={k} p={p} d={d} run {run}"
-                                    );
-                                    assert_eq!(bits(portable), bits(&want), "k={k} p={p} d={d}");
-                                    matrices += 1;
-                                }
-                            }
-                        }
-                    }
+                    visit(&engine, prizes, &views, range, p);
                 }
             }
         }
+    }
+
+    fn bits(m: &[f64]) -> Vec<u64> {
+        m.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The prepared `win` fill, on both paths, gives, bit for bit, the matrices of
+    /// [`fill_matrix`]: every sampled pattern of the 7-card game, every upcard, every
+    /// live score difference and some beyond; each entry is exactly -1 below its
+    /// [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`] on, and
+    /// nowhere else.
+    #[test]
+    fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
+        let mut scratch = StateScratch::default();
+        let mut matrices = 0u64;
+        for_sampled_win_patterns(7, |engine, _, views, range, p| {
+            let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
+            let size = rows * cols;
+            scratch.prepare_win(p, children, signs, views);
+            assert_eq!(scratch.prepared, Some(p), "k={k}: windowed slices below");
+            let (mut got, mut want) = (vec![f64::NAN; size], vec![f64::NAN; size]);
+            for d in -range - 2..=range + 2 {
+                for (game, &(c, view)) in views.iter().enumerate() {
+                    let entries = &scratch.win[game * size..][..size];
+                    fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
+                    // the portable path, and the AVX2 one where the CPU has it
+                    matrix_fill::fill_win_portable(&mut got, entries, d, &view.values);
+                    assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                    matrix_fill::fill_win(&mut got, entries, d, &view.values);
+                    assert_eq!(bits(&got), bits(&want), "k={k} p={p} d={d} c={c}");
+                    // and each entry is exactly -1 / +1 where its thresholds say
+                    for (&v, e) in got.iter().zip(entries) {
+                        assert_eq!(v == -1.0, d < e.lost_below(), "{e:?} d={d}: {v}");
+                        assert_eq!(v == 1.0, d >= e.won_from(), "{e:?} d={d}: {v}");
+                    }
+                    matrices += 1;
+                }
+            }
+        });
+        assert!(matrices > 100_000, "{matrices} matrices");
+    }
+
+    /// The `win` run fill gives, game by game, [`fill_matrix`]'s matrices bit for bit:
+    /// runs of four (the AVX2 path where the CPU has it) and three (one by one) and the
+    /// portable run of four, from every start around the live score differences, every
+    /// sampled pattern of the 7-card game.
+    #[test]
+    fn win_run_fill_equals_fill_matrix_bit_for_bit() {
+        let mut scratch = StateScratch::default();
+        let mut matrices = 0u64;
+        for_sampled_win_patterns(7, |engine, _, views, range, p| {
+            let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
+            let size = rows * cols;
+            scratch.prepare_win(p, children, signs, views);
+            let mut want = vec![f64::NAN; size];
+            for (game, &(c, view)) in views.iter().enumerate() {
+                let entries = &scratch.win[game * size..][..size];
+                for (d0, run) in (-range - 5..=range + 2).flat_map(|d0| [(d0, 4), (d0, 3)]) {
+                    let (mut got, mut portable) =
+                        (vec![f64::NAN; run * size], vec![f64::NAN; run * size]);
+                    matrix_fill::fill_win_run(&mut got, entries, d0, &view.values);
+                    matrix_fill::fill_win_run_portable(&mut portable, entries, d0, &view.values);
+                    let games = got.chunks_exact(size).zip(portable.chunks_exact(size));
+                    for ((got, portable), d) in games.zip(d0..) {
+                        fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
+                        assert_eq!(bits(got), bits(&want), "k={k} p={p} d={d} run {run}");
+                        assert_eq!(bits(portable), bits(&want), "k={k} p={p} d={d}");
+                        matrices += 1;
+                    }
+                }
+            }
+        });
         assert!(matrices > 100_000, "{matrices} matrices");
     }
 
     /// [`LayerEngine::solve_win_run`] gives, bit for bit, the values and the largest gap
     /// of [`LayerEngine::solve_state`] at every d (the values it stores, and those the
-    /// coordinator's checks and `verify` recompute): every prepared pattern of several
-    /// slices of every layer of the 7-card win game, runs over every live d and beyond.
+    /// coordinator's checks and `verify` recompute): every sampled pattern of the 7-card
+    /// win game, a run over every live d and beyond.
     #[test]
     fn win_runs_equal_states_solved_one_by_one() {
-        let n = 7;
-        let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
         let (mut scratch, mut solver) = (StateScratch::default(), GameSolver::new());
         let mut states = 0u64;
-        for k in 2..=n {
-            let engine = LayerEngine::new(n, k, Objective::Win);
-            let slices = solution.layers[k as usize].len();
-            for rank in (0..slices).step_by(slices.div_ceil(8)) {
-                let prizes = prize_unrank(rank as u32, k);
-                let views = views_of(prizes, &solution.layers[k as usize - 1]);
-                let range = Objective::Win.diff_range(prizes);
-                for p in 0..engine.layout.canonical_count() {
-                    let (_, _, children, signs) = engine.children.of(p);
-                    scratch.prepare_win(p, children, signs, &views);
-                    let first = -range - 2;
-                    let mut run = vec![f64::NAN; (2 * range + 5) as usize];
-                    let (run_gap, games) = engine
-                        .solve_win_run(
-                            &mut solver,
-                            &mut scratch,
-                            p,
-                            first,
-                            &mut run,
-                            &views,
-                            prizes,
-                        )
-                        .expect("certified");
-                    assert_eq!(games, run.len() as u64 * u64::from(k));
-                    let mut gap = 0.0f64;
-                    for (&got, d) in run.iter().zip(first..) {
-                        let (want, state_gap, _) = engine
-                            .solve_state(&mut solver, &mut scratch, p, d, &views, prizes)
-                            .expect("certified");
-                        assert_eq!(got.to_bits(), want.to_bits(), "k={k} p={p} d={d}");
-                        gap = gap.max(state_gap);
-                        states += 1;
-                    }
-                    assert_eq!(run_gap.to_bits(), gap.to_bits(), "k={k} p={p}");
-                }
+        for_sampled_win_patterns(7, |engine, prizes, views, range, p| {
+            let (k, (_, _, children, signs)) = (engine.layout.k, engine.children.of(p));
+            scratch.prepare_win(p, children, signs, views);
+            let first = -range - 2;
+            let mut run = vec![f64::NAN; (2 * range + 5) as usize];
+            let (run_gap, games) = engine
+                .solve_win_run(&mut solver, &mut scratch, p, first, &mut run, views, prizes)
+                .expect("certified");
+            assert_eq!(games, run.len() as u64 * u64::from(k));
+            let mut gap = 0.0f64;
+            for (&got, d) in run.iter().zip(first..) {
+                let (want, state_gap, _) = engine
+                    .solve_state(&mut solver, &mut scratch, p, d, views, prizes)
+                    .expect("certified");
+                assert_eq!(got.to_bits(), want.to_bits(), "k={k} p={p} d={d}");
+                gap = gap.max(state_gap);
+                states += 1;
             }
-        }
+            assert_eq!(run_gap.to_bits(), gap.to_bits(), "k={k} p={p}");
+        });
         assert!(states > 10_000, "{states} states");
     }
 
