@@ -328,16 +328,7 @@ impl LayerEngine {
         let mut total = 0.0;
         let mut max_gap = 0.0f64;
         let mut add = |upcard: u8, outcome: GameOutcome| {
-            if outcome.status == GameStatus::Uncertified {
-                return Err(EngineError::Uncertified {
-                    k: self.layout.k,
-                    prizes,
-                    pattern: p,
-                    upcard,
-                    d,
-                    gap: outcome.gap,
-                });
-            }
+            let outcome = self.certified(outcome, prizes, p, upcard, d)?;
             total += outcome.value;
             max_gap = max_gap.max(outcome.gap);
             Ok(())
@@ -356,6 +347,29 @@ impl LayerEngine {
             add(upcard, solver.solve(first, rows, cols))?;
         }
         Ok((total / k as f64, max_gap, views.len() as u64))
+    }
+
+    /// `outcome`, the game under `upcard` of pattern `p` at score difference `d` in the
+    /// slice of `prizes`, if certified; else the error that names it.
+    fn certified(
+        &self,
+        outcome: GameOutcome,
+        prizes: CardSet,
+        p: usize,
+        upcard: u8,
+        d: i32,
+    ) -> Result<GameOutcome, EngineError> {
+        if outcome.status == GameStatus::Uncertified {
+            return Err(EngineError::Uncertified {
+                k: self.layout.k,
+                prizes,
+                pattern: p,
+                upcard,
+                d,
+                gap: outcome.gap,
+            });
+        }
+        Ok(outcome)
     }
 
     /// The values of the prepared `win` pattern `p` at the score differences `first..`,
@@ -393,16 +407,7 @@ impl LayerEngine {
                 let matrices = &mut scratch.run_matrices[..totals.len() * size];
                 matrix_fill::fill_win_run(matrices, entries, d0, &view.values);
                 let mut add = |j: usize, outcome: GameOutcome| {
-                    if outcome.status == GameStatus::Uncertified {
-                        return Err(EngineError::Uncertified {
-                            k: self.layout.k,
-                            prizes,
-                            pattern: p,
-                            upcard,
-                            d: d0 + j as i32,
-                            gap: outcome.gap,
-                        });
-                    }
+                    let outcome = self.certified(outcome, prizes, p, upcard, d0 + j as i32)?;
                     totals[j] += outcome.value;
                     max_gap = max_gap.max(outcome.gap);
                     Ok(())
@@ -642,15 +647,16 @@ mod tests {
             .collect()
     }
 
-    /// Calls `visit(engine, prizes, views, range, p)` for every pattern `p` of 8 slices
-    /// (of prize set `prizes`, reading `views`, live score differences up to `range`) of
-    /// every layer from 2 on of the solved `n`-card win game: the patterns the engine
-    /// prepares.
+    /// Calls `visit(engine, scratch, prizes, views, range, p)` for every pattern `p` of 8
+    /// slices (of prize set `prizes`, reading `views`, live score differences up to
+    /// `range`) of every layer from 2 on of the solved `n`-card win game, with `scratch`
+    /// prepared for it (every such pattern is: its slices below are windowed).
     fn for_sampled_win_patterns(
         n: u8,
-        mut visit: impl FnMut(&LayerEngine, CardSet, &[(u8, &Slice)], i32, usize),
+        mut visit: impl FnMut(&LayerEngine, &mut StateScratch, CardSet, &[(u8, &Slice)], i32, usize),
     ) {
         let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
+        let mut scratch = StateScratch::default();
         for k in 2..=n {
             let engine = LayerEngine::new(n, k, Objective::Win);
             let slices = solution.layers[k as usize].len();
@@ -659,7 +665,10 @@ mod tests {
                 let views = views_of(prizes, &solution.layers[k as usize - 1]);
                 let range = Objective::Win.diff_range(prizes);
                 for p in 0..engine.layout.canonical_count() {
-                    visit(&engine, prizes, &views, range, p);
+                    let (_, _, children, signs) = engine.children.of(p);
+                    scratch.prepare_win(p, children, signs, &views);
+                    assert_eq!(scratch.prepared, Some(p), "k={k}: windowed slices below");
+                    visit(&engine, &mut scratch, prizes, &views, range, p);
                 }
             }
         }
@@ -676,13 +685,10 @@ mod tests {
     /// nowhere else.
     #[test]
     fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
-        let mut scratch = StateScratch::default();
         let mut matrices = 0u64;
-        for_sampled_win_patterns(7, |engine, _, views, range, p| {
+        for_sampled_win_patterns(7, |engine, scratch, _, views, range, p| {
             let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
             let size = rows * cols;
-            scratch.prepare_win(p, children, signs, views);
-            assert_eq!(scratch.prepared, Some(p), "k={k}: windowed slices below");
             let (mut got, mut want) = (vec![f64::NAN; size], vec![f64::NAN; size]);
             for d in -range - 2..=range + 2 {
                 for (game, &(c, view)) in views.iter().enumerate() {
@@ -711,12 +717,10 @@ mod tests {
     /// sampled pattern of the 7-card game.
     #[test]
     fn win_run_fill_equals_fill_matrix_bit_for_bit() {
-        let mut scratch = StateScratch::default();
         let mut matrices = 0u64;
-        for_sampled_win_patterns(7, |engine, _, views, range, p| {
+        for_sampled_win_patterns(7, |engine, scratch, _, views, range, p| {
             let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
             let size = rows * cols;
-            scratch.prepare_win(p, children, signs, views);
             let mut want = vec![f64::NAN; size];
             for (game, &(c, view)) in views.iter().enumerate() {
                 let entries = &scratch.win[game * size..][..size];
@@ -744,21 +748,20 @@ mod tests {
     /// win game, a run over every live d and beyond.
     #[test]
     fn win_runs_equal_states_solved_one_by_one() {
-        let (mut scratch, mut solver) = (StateScratch::default(), GameSolver::new());
+        let mut solver = GameSolver::new();
         let mut states = 0u64;
-        for_sampled_win_patterns(7, |engine, prizes, views, range, p| {
-            let (k, (_, _, children, signs)) = (engine.layout.k, engine.children.of(p));
-            scratch.prepare_win(p, children, signs, views);
+        for_sampled_win_patterns(7, |engine, scratch, prizes, views, range, p| {
+            let k = engine.layout.k;
             let first = -range - 2;
             let mut run = vec![f64::NAN; (2 * range + 5) as usize];
             let (run_gap, games) = engine
-                .solve_win_run(&mut solver, &mut scratch, p, first, &mut run, views, prizes)
+                .solve_win_run(&mut solver, scratch, p, first, &mut run, views, prizes)
                 .expect("certified");
             assert_eq!(games, run.len() as u64 * u64::from(k));
             let mut gap = 0.0f64;
             for (&got, d) in run.iter().zip(first..) {
                 let (want, state_gap, _) = engine
-                    .solve_state(&mut solver, &mut scratch, p, d, views, prizes)
+                    .solve_state(&mut solver, scratch, p, d, views, prizes)
                     .expect("certified");
                 assert_eq!(got.to_bits(), want.to_bits(), "k={k} p={p} d={d}");
                 gap = gap.max(state_gap);

@@ -458,17 +458,23 @@ mod tests {
         fill_points(&mut m, &children, &[1, 0, -1, 1], 3, &[0.5; 4]);
     }
 
-    /// Entries made for one slice and filled from a shorter one: a position inside its
-    /// window but beyond the values is refused by a panic, never read.
-    #[test]
-    #[should_panic(expected = "index out of bounds")]
-    fn win_fill_refuses_a_window_beyond_the_values() {
+    /// A mirrored child's entry (bid sign 1, upcard 4, `diff_range` 6: offset 0) whose
+    /// window holds values 10..15 of a slice of 15.
+    fn entry_made_for_15_values() -> WinEntry {
         let window = Window {
             start: 10,
             lo: 2,
             len: 5,
         };
-        let entry = WinEntry::new(Oriented::new(3, true), 1, 4, 6, window, 15).expect("inside");
+        WinEntry::new(Oriented::new(3, true), 1, 4, 6, window, 15).expect("inside")
+    }
+
+    /// Entries made for one slice and filled from a shorter one: a position inside its
+    /// window but beyond the values is refused by a panic, never read.
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn win_fill_refuses_a_window_beyond_the_values() {
+        let entry = entry_made_for_15_values();
         // mirrored, offset 0: at d = -2 the position is 2, value 12 of a slice of 12
         let mut m = [0.0; 4];
         fill_win(&mut m, &[entry; 4], -2, &[0.5; 12]);
@@ -479,12 +485,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "index out of bounds")]
     fn win_run_refuses_a_window_beyond_the_values() {
-        let window = Window {
-            start: 10,
-            lo: 2,
-            len: 5,
-        };
-        let entry = WinEntry::new(Oriented::new(3, true), 1, 4, 6, window, 15).expect("inside");
+        let entry = entry_made_for_15_values();
         // positions 3, 2, 1, 0 at d = -3..1: values 13, 12, 11, 10 of a slice of 12
         let mut m = [0.0; 16];
         fill_win_run(&mut m, &[entry; 4], -3, &[0.5; 12]);
