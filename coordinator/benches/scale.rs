@@ -8,6 +8,7 @@
 //! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
 //! cargo bench -p gops-coordinator --bench scale -- --games       # the whole-games table only
 //! cargo bench -p gops-coordinator --bench scale -- --games --cache-mb 16000   # with larger worker caches
+//! cargo bench -p gops-coordinator --bench scale -- --games --check-cache-mb 32000   # a larger coordinator check cache
 //! cargo bench -p gops-coordinator --bench scale -- --slices-dir  # workers read the db directory
 //! cargo bench -p gops-coordinator --bench scale -- --shards 1500  # longer runs (every scenario)
 //! ```
@@ -21,6 +22,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use gops_common::budget::{CacheSplit, DEFAULT_BUDGET_CAP, Role, bounded_need};
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
@@ -44,6 +46,46 @@ struct HostReport {
     peak_rss_bytes: u64,
     resolve_seconds_per_shard: f64,
     slices_per_shard: f64,
+    check_loads: CheckLoads,
+}
+
+/// What loading dependency slices from the store costs the coordinator's checks.
+#[derive(Serialize, Deserialize)]
+struct CheckLoads {
+    slices: u64,
+    bytes: u64,
+    cpu_seconds: f64,
+    wall_seconds: f64,
+}
+
+/// Loads the dependency slices of the plan's shards from the store at `db` as the
+/// coordinator's checks do (`Store::slices_below`: read, digest checked, decoded), with
+/// an empty cache each time, until 2 GB are loaded or the plan ends; the files were just
+/// written, so this is the CPU of a load from the page cache.
+fn time_check_loads(db: &std::path::Path, scenario: &Scenario, plan: &[Vec<u32>]) -> CheckLoads {
+    let store = gops_db::store::Store::open_or_create(db, scenario.n, Objective::Points).unwrap();
+    let (cpu_before, started) = (cpu_seconds(), Instant::now());
+    let (mut slices, mut bytes) = (0u64, 0u64);
+    for shard in plan {
+        let mut cache = gops_common::cache::SliceCache::new(0);
+        let below = store
+            .slices_below(&mut cache, scenario.k, shard.iter().copied())
+            .unwrap();
+        slices += below.len() as u64;
+        bytes += below
+            .values()
+            .map(|s| 8 * s.values.len() as u64)
+            .sum::<u64>();
+        if bytes > 2_000_000_000 {
+            break;
+        }
+    }
+    CheckLoads {
+        slices,
+        bytes,
+        cpu_seconds: cpu_seconds() - cpu_before,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    }
 }
 
 fn main() {
@@ -64,7 +106,11 @@ fn main() {
         .map_or(WORKER_CACHE_BYTES, |i| {
             args[i + 1].parse::<u64>().expect("--cache-mb MB") << 20
         });
-    games_table(cache_bytes);
+    let check_cache_bytes = args
+        .iter()
+        .position(|a| a == "--check-cache-mb")
+        .map(|i| args[i + 1].parse::<u64>().expect("--check-cache-mb MB") << 20);
+    games_table(cache_bytes, check_cache_bytes);
     if args.iter().any(|a| a == "--games") {
         return;
     }
@@ -219,6 +265,15 @@ fn run_scenario(name: &str, scenario: &Scenario) {
         mb(report.peak_rss_bytes as f64),
         report.resolve_seconds_per_shard
     );
+    let loads = &report.check_loads;
+    println!(
+        "  checks' loads from the store (any --verify-fraction above 0 reads every dependency of every slice): {} slices, {:.2} GB in {:.2} CPU-s ({:.2} s wall): {:.2} CPU-s per GB",
+        loads.slices,
+        loads.bytes as f64 / 1e9,
+        loads.cpu_seconds,
+        loads.wall_seconds,
+        loads.cpu_seconds / (loads.bytes as f64 / 1e9).max(1e-9)
+    );
 }
 
 /// The coordinator's side of a scenario: prepare the db, serve it, run the simulated
@@ -229,6 +284,9 @@ fn host_mode(json: &str) {
     let db = dir.path().join("db");
     let prepared = prepare(&db, &scenario).unwrap();
     let plan = scenario.shard_plan();
+    // before the coordinator opens the store and the runtime starts: this process's CPU
+    // is the loads' alone
+    let check_loads = time_check_loads(&db, &scenario, &plan);
     let slices_per_shard = plan.iter().map(Vec::len).sum::<usize>() as f64 / plan.len() as f64;
     // the 1 % re-solve: the kernel's work on 1 % of a shard's games, at a solve's rate
     let resolve_seconds_per_shard =
@@ -262,6 +320,7 @@ fn host_mode(json: &str) {
         peak_rss_bytes: peak_rss(),
         resolve_seconds_per_shard,
         slices_per_shard,
+        check_loads,
     };
     println!("{}", serde_json::to_string(&report).unwrap());
     rt.shutdown_background();
@@ -299,10 +358,12 @@ fn peak_rss() -> u64 {
 /// through it (every slice handed in once; every shard's dependency slices fetched once
 /// per shard, as by a worker without a cache: an upper bound; and the same with each
 /// worker's cache of `cache_bytes`, for 4 and 32 workers of 16 cores taking shards in the
-/// lease ledger's order, from `fetch_model`).
-fn games_table(cache_bytes: u64) {
+/// lease ledger's order, from `fetch_model`); and what the coordinator's checks load
+/// from its store to re-solve their samples, with its cache of slices below (on the
+/// default budget unless `check_cache_bytes` is given), for the same 32 workers.
+fn games_table(cache_bytes: u64, check_cache_bytes: Option<u64>) {
     println!(
-        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | bytes out, 4 x 16 cores, {} MB caches (model) | 32 x 16 (model) | shards | wall on 64 cores | on 512 cores",
+        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | bytes out, 4 x 16 cores, {} MB caches (model) | 32 x 16 (model) | check loads, 32 x 16 (model) | coordinator's check cache | shards | wall on 64 cores | on 512 cores",
         cache_bytes >> 20
     );
     let started = Instant::now();
@@ -313,9 +374,15 @@ fn games_table(cache_bytes: u64) {
         (12, Objective::Win),
         (13, Objective::Win),
     ] {
+        let check_cache = check_cache_bytes.unwrap_or_else(|| {
+            let need = bounded_need(n, objective);
+            CacheSplit::of(DEFAULT_BUDGET_CAP.max(need), need, Role::Coordinator)
+                .map_or(0, |split| split.verify_cache)
+        });
         let (mut games, mut bytes_in, mut bytes_out, mut shards) = (0u64, 0u64, 0u64, 0usize);
         // bytes out with caches, by the lease ledger's order: 4 and 32 workers of 16 cores
         let mut modelled = [(4usize, 0u64), (32, 0)];
+        let mut check_loads = 0u64;
         for k in 1..=n {
             let size = LayerSize::of(n, k, objective);
             let plan = shard_plan(&size, &CoordinatorConfig::default());
@@ -337,15 +404,24 @@ fn games_table(cache_bytes: u64) {
                 .sum();
             bytes_out += fetched;
             shards += plan.len();
-            let cache_slices = (cache_bytes / slice_bytes(k - 1).max(1)) as usize;
+            let slices_in = |bytes: u64| (bytes / slice_bytes(k - 1).max(1)) as usize;
             for (workers, bytes) in &mut modelled {
-                let fetches = simulate_layer_fetches(plan.clone(), k, *workers, cache_slices);
+                let fetches = simulate_layer_fetches(
+                    plan.clone(),
+                    k,
+                    *workers,
+                    slices_in(cache_bytes),
+                    slices_in(check_cache),
+                );
                 *bytes += fetches.fetched * slice_bytes(k - 1);
+                if *workers == 32 {
+                    check_loads += fetches.check_loads * slice_bytes(k - 1);
+                }
             }
         }
         let minutes = |cores: f64| games as f64 / (cores * GAMES_PER_CORE_SECOND) / 60.0;
         println!(
-            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {shards} | {:.0} min | {:.1} min",
+            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {} MB | {shards} | {:.0} min | {:.1} min",
             objective.name(),
             games as f64,
             estimated_db_bytes(n, objective) as f64 / 1e9,
@@ -353,6 +429,8 @@ fn games_table(cache_bytes: u64) {
             bytes_out as f64 / 1e9,
             modelled[0].1 as f64 / 1e9,
             modelled[1].1 as f64 / 1e9,
+            check_loads as f64 / 1e9,
+            check_cache >> 20,
             minutes(64.0),
             minutes(512.0),
         );

@@ -10,6 +10,11 @@
 //! fetched, deterministic for given inputs. Real workers differ in speed, which changes
 //! which shard each one gets next; the model says what the lease order makes of the
 //! caches, not what a particular run will do.
+//!
+//! The coordinator reads the same slices again: to re-solve a sample of a handed-in
+//! shard's states it loads the shard's dependency slices from its store through its own
+//! cache of slices below (`--verify-fraction` above 0). The model counts those loads too,
+//! handed in in the order the simulated workers finish.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -77,16 +82,21 @@ pub struct LayerFetches {
     pub fetched: u64,
     /// Dependency slices fetched with no cache: every shard's own, once per shard.
     pub uncached: u64,
+    /// Dependency slices the coordinator's checks load from its store (cache misses of
+    /// its cache of slices below), re-solving a sample of every handed-in shard.
+    pub check_loads: u64,
 }
 
 /// The dependency slices of layer `k`'s shards that `workers` workers fetch, each with a
 /// cache of `cache_slices` slices of layer `k - 1`, when the coordinator's lease ledger
-/// hands out `shards` and the workers finish in turn (see the module's text).
+/// hands out `shards` and the workers finish in turn; and those that the coordinator's
+/// checks load with a cache of `check_cache_slices` (see the module's text).
 pub fn simulate_layer_fetches(
     shards: Vec<Vec<u32>>,
     k: u8,
     workers: usize,
     cache_slices: usize,
+    check_cache_slices: usize,
 ) -> LayerFetches {
     let workers = workers.max(1);
     let mut result = LayerFetches {
@@ -101,11 +111,18 @@ pub fn simulate_layer_fetches(
     let start = Instant::now();
     let mut caches: Vec<RankCache> = (0..workers).map(|_| RankCache::new(cache_slices)).collect();
     let mut held: Vec<Option<Vec<u32>>> = vec![None; workers];
+    let mut check_cache = RankCache::new(check_cache_slices);
     for round in 0u64.. {
         let now = start + Duration::from_secs(round);
         let mut progressed = false;
         for (w, (cache, lease)) in caches.iter_mut().zip(&mut held).enumerate() {
             if let Some(ranks) = lease.take() {
+                // the check loads the dependencies of the slices in their order
+                for &rank in &ranks {
+                    result.check_loads += LayerEngine::dependency_ranks(rank, k)
+                        .filter(|&r| !check_cache.touch(r))
+                        .count() as u64;
+                }
                 for rank in ranks {
                     ledger.slice_stored(rank, now);
                 }
@@ -175,29 +192,42 @@ mod tests {
             .iter()
             .map(|s| LayerEngine::shard_dependency_ranks(s, 6).len() as u64)
             .sum();
-        let fetches = simulate_layer_fetches(shards.clone(), 6, 8, 0);
+        let fetches = simulate_layer_fetches(shards.clone(), 6, 8, 0, 0);
         assert_eq!(fetches.shards, shards.len());
         assert_eq!(fetches.uncached, per_shard);
         assert_eq!(fetches.fetched, per_shard);
+        // nor does the coordinator's check: each slice's six dependencies, every time
+        let slices = shards.iter().map(Vec::len).sum::<usize>() as u64;
+        assert_eq!(fetches.check_loads, 6 * slices);
     }
 
     #[test]
     fn one_worker_with_room_for_everything_fetches_each_slice_once() {
         let shards = plan(12, 6);
         let distinct = distinct_dependencies(&shards, 6);
-        let fetches = simulate_layer_fetches(shards, 6, 1, usize::MAX);
+        let fetches = simulate_layer_fetches(shards, 6, 1, usize::MAX, usize::MAX);
         assert_eq!(fetches.fetched, distinct);
         assert!(fetches.uncached > distinct);
+        assert_eq!(fetches.check_loads, distinct);
     }
 
     #[test]
     fn caches_cut_fetches_and_more_workers_share_less() {
         let shards = plan(13, 7);
         let distinct = distinct_dependencies(&shards, 7);
-        let few = simulate_layer_fetches(shards.clone(), 7, 4, 200);
-        let many = simulate_layer_fetches(shards, 7, 32, 200);
+        let few = simulate_layer_fetches(shards.clone(), 7, 4, 200, 200);
+        let many = simulate_layer_fetches(shards.clone(), 7, 32, 200, 200);
         assert!(few.fetched < few.uncached, "{few:?}");
         assert!(few.fetched >= distinct && many.fetched >= distinct);
         assert!(many.fetched > few.fetched, "{few:?} {many:?}");
+        // the coordinator's cache saves loads, and with room for the whole layer below it
+        // loads each slice once, however many workers hand in
+        let slices = shards.iter().map(Vec::len).sum::<usize>() as u64;
+        for fetches in [few, many] {
+            assert!(fetches.check_loads >= distinct, "{fetches:?}");
+            assert!(fetches.check_loads < 7 * slices, "{fetches:?}");
+        }
+        let roomy = simulate_layer_fetches(shards, 7, 32, 200, usize::MAX);
+        assert_eq!(roomy.check_loads, distinct);
     }
 }
