@@ -61,6 +61,15 @@ fn parse_objective(s: &str) -> Result<Objective, String> {
     s.parse()
 }
 
+/// A share of a whole: above 0, at most 1.
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(share) if share > 0.0 && share <= 1.0 => Ok(share),
+        Ok(share) => Err(format!("must be above 0 and at most 1, got {share}")),
+        Err(e) => Err(format!("not a number: {e}")),
+    }
+}
+
 #[derive(Args)]
 pub struct SolveArgs {
     /// Cards per player (1 to 16; 13 is the standard game).
@@ -92,6 +101,11 @@ pub struct SolveArgs {
     /// Fraction of each slice's states the coordinator re-solves and compares bit for bit.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
+    /// Share of the slices whose states are re-solved, each chosen at random with
+    /// --verify-fraction / SHARE of its states: the same states re-solved in all, fewer
+    /// slices of the layer below read (0 < SHARE <= 1).
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = parse_share, allow_negative_numbers = true)]
+    pub verify_slices: f64,
     /// Solve without the coordinator/worker protocol (to measure what it costs).
     #[arg(long, hide = true)]
     pub no_grpc: bool,
@@ -149,6 +163,12 @@ pub struct CoordinatorArgs {
     /// Fraction of each submitted slice's states re-solved and compared bit for bit.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
+    /// Share of the submitted slices whose states are re-solved, each chosen at random
+    /// with --verify-fraction / SHARE of its states: the same states re-solved in all,
+    /// fewer slices of the layer below read (0 < SHARE <= 1; see the README's
+    /// "Verification").
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = parse_share, allow_negative_numbers = true)]
+    pub verify_slices: f64,
     /// How submissions are verified: `sample` (--verify-fraction of each slice's states
     /// re-solved) or `replicate` (also: every shard solved by two workers, or two tokens
     /// when there is one per worker, and stored only when their copies agree; twice the

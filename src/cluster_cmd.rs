@@ -199,6 +199,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,
+        verify_slices: args.verify_slices,
         replicate: args.verify_mode == "replicate",
         target_games_per_shard: args.shard_games,
         verify_cache_bytes: caches.verify_cache as usize,

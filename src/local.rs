@@ -80,6 +80,8 @@ pub struct LocalRun {
     pub store: Store,
     pub threads: usize,
     pub verify_fraction: f64,
+    /// Share of the slices whose states are re-solved (`CoordinatorConfig::verify_slices`).
+    pub verify_slices: f64,
     /// The worker's and the coordinator's caches of slices.
     pub caches: CacheSplit,
     pub observer: Arc<dyn RunObserver + Send>,
@@ -95,6 +97,7 @@ impl LocalRun {
             // one worker: enough shards to keep its threads busy, no more
             min_shards: 4 * self.threads,
             verify_fraction: self.verify_fraction,
+            verify_slices: self.verify_slices,
             verify_cache_bytes: self.caches.verify_cache as usize,
             ..CoordinatorConfig::default()
         };

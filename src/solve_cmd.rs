@@ -56,6 +56,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         store,
         threads,
         verify_fraction: args.verify_fraction,
+        verify_slices: args.verify_slices,
         caches,
         observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),

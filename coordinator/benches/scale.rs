@@ -27,7 +27,7 @@ use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_coordinator::cluster::CoordinatorConfig;
-use gops_coordinator::fetch_model::simulate_layer_fetches;
+use gops_coordinator::fetch_model::{ModelChecks, simulate_layer_fetches};
 use gops_coordinator::scale::{
     DriveReport, Prepared, RankCache, Scenario, drive, host, prepare, shard_plan,
 };
@@ -360,10 +360,11 @@ fn peak_rss() -> u64 {
 /// worker's cache of `cache_bytes`, for 4 and 32 workers of 16 cores taking shards in the
 /// lease ledger's order, from `fetch_model`); and what the coordinator's checks load
 /// from its store to re-solve their samples, with its cache of slices below (on the
-/// default budget unless `check_cache_bytes` is given), for the same 32 workers.
+/// default budget unless `check_cache_bytes` is given), for the same 32 workers, every
+/// slice checked or a tenth of them.
 fn games_table(cache_bytes: u64, check_cache_bytes: Option<u64>) {
     println!(
-        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | bytes out, 4 x 16 cores, {} MB caches (model) | 32 x 16 (model) | check loads, 32 x 16 (model) | coordinator's check cache | shards | wall on 64 cores | on 512 cores",
+        "game | matrix games | db (estimate) | bytes in | bytes out (at most) | bytes out, 4 x 16 cores, {} MB caches (model) | 32 x 16 (model) | check loads, 32 x 16 (model) | with --verify-slices 0.1 | coordinator's check cache | shards | wall on 64 cores | on 512 cores",
         cache_bytes >> 20
     );
     let started = Instant::now();
@@ -382,7 +383,7 @@ fn games_table(cache_bytes: u64, check_cache_bytes: Option<u64>) {
         let (mut games, mut bytes_in, mut bytes_out, mut shards) = (0u64, 0u64, 0u64, 0usize);
         // bytes out with caches, by the lease ledger's order: 4 and 32 workers of 16 cores
         let mut modelled = [(4usize, 0u64), (32, 0)];
-        let mut check_loads = 0u64;
+        let mut check_loads = [0u64; 2];
         for k in 1..=n {
             let size = LayerSize::of(n, k, objective);
             let plan = shard_plan(&size, &CoordinatorConfig::default());
@@ -405,23 +406,30 @@ fn games_table(cache_bytes: u64, check_cache_bytes: Option<u64>) {
             bytes_out += fetched;
             shards += plan.len();
             let slices_in = |bytes: u64| (bytes / slice_bytes(k - 1).max(1)) as usize;
+            let checks = |slice_share: f64| ModelChecks {
+                cache_slices: slices_in(check_cache),
+                slice_share,
+            };
             for (workers, bytes) in &mut modelled {
                 let fetches = simulate_layer_fetches(
                     plan.clone(),
                     k,
                     *workers,
                     slices_in(cache_bytes),
-                    slices_in(check_cache),
+                    checks(1.0),
                 );
                 *bytes += fetches.fetched * slice_bytes(k - 1);
                 if *workers == 32 {
-                    check_loads += fetches.check_loads * slice_bytes(k - 1);
+                    check_loads[0] += fetches.check_loads * slice_bytes(k - 1);
                 }
             }
+            let tenth =
+                simulate_layer_fetches(plan.clone(), k, 32, slices_in(cache_bytes), checks(0.1));
+            check_loads[1] += tenth.check_loads * slice_bytes(k - 1);
         }
         let minutes = |cores: f64| games as f64 / (cores * GAMES_PER_CORE_SECOND) / 60.0;
         println!(
-            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {} MB | {shards} | {:.0} min | {:.1} min",
+            "{n} {} | {:.3e} | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {:.0} GB | {} MB | {shards} | {:.0} min | {:.1} min",
             objective.name(),
             games as f64,
             estimated_db_bytes(n, objective) as f64 / 1e9,
@@ -429,7 +437,8 @@ fn games_table(cache_bytes: u64, check_cache_bytes: Option<u64>) {
             bytes_out as f64 / 1e9,
             modelled[0].1 as f64 / 1e9,
             modelled[1].1 as f64 / 1e9,
-            check_loads as f64 / 1e9,
+            check_loads[0] as f64 / 1e9,
+            check_loads[1] as f64 / 1e9,
             check_cache >> 20,
             minutes(64.0),
             minutes(512.0),

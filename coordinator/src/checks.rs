@@ -157,8 +157,35 @@ pub struct SliceCheck<'a> {
     pub engine: &'a LayerEngine,
     /// The slices of layer k - 1 the slice depends on, by prize rank.
     pub below: &'a HashMap<u32, Arc<Slice>>,
-    /// Fraction of the slice's states re-solved (at least one; every state at 1).
-    pub verify_fraction: f64,
+}
+
+/// The share of its states each of `count` new slices has re-solved, so that `fraction`
+/// of the states are re-solved in all, on `slice_share` of the slices: each slice is
+/// chosen with probability `slice_share` (drawn from `rng`) and a chosen one has
+/// `fraction / slice_share` of its states re-solved (all of them at most), the others
+/// none. With `slice_share` 1 every slice has `fraction`. A slice that is not chosen
+/// costs its check no slice of the layer below: any share above 0 of a slice's states
+/// reads all of its dependencies, so this is what bounds the coordinator's reads.
+pub fn slice_fractions(
+    count: usize,
+    fraction: f64,
+    slice_share: f64,
+    rng: &mut impl rand::Rng,
+) -> Vec<f64> {
+    // a share that is not a probability (the command line refuses one) checks every slice
+    if fraction <= 0.0 || slice_share >= 1.0 || slice_share.is_nan() || slice_share <= 0.0 {
+        return vec![fraction.max(0.0); count];
+    }
+    let chosen = (fraction / slice_share).min(1.0);
+    (0..count)
+        .map(|_| {
+            if rng.random_bool(slice_share) {
+                chosen
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 /// Either the slice is wrong, or the coordinator's own re-solve (or read) failed.
@@ -200,13 +227,14 @@ pub fn check_form(n: u8, objective: Objective, k: u8, s: &Submitted) -> Result<S
 }
 
 /// Checks one new slice whose form [`check_form`] passed (`slice` is its decoding): a
-/// random sample of its states re-solved bit for bit (a fresh seed each time: a worker
-/// cannot know which states will be checked). Returns the slice's number of stored
-/// values.
+/// random sample of `fraction` of its states (at least one; every state at 1; none at
+/// 0) re-solved bit for bit (a fresh seed each time: a worker cannot know which states
+/// will be checked). Returns the slice's number of stored values.
 pub fn check_slice(
     check: &SliceCheck<'_>,
     s: &Submitted,
     slice: &Slice,
+    fraction: f64,
 ) -> Result<u64, CheckFailure> {
     let rank = s.prize_rank;
     let gap = s.bytes.max_gap;
@@ -214,7 +242,7 @@ pub fn check_slice(
     // a fresh seed each time: a worker cannot know which states will be checked
     let mut rng = StdRng::seed_from_u64(rand::random());
     let mut solver = GameSolver::new();
-    for state in sample_states(slice, check.verify_fraction, &mut rng) {
+    for state in sample_states(slice, fraction, &mut rng) {
         let again = resolve_state(check.engine, &mut solver, rank, slice, state, &dependency)
             .map_err(CheckFailure::Engine)?;
         let (pattern, d) = (again.pattern, again.d);
@@ -241,4 +269,32 @@ pub fn check_slice(
         }
     }
     Ok(slice.values.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_slice_has_the_fraction_unless_a_share_is_chosen() {
+        let mut rng = StdRng::seed_from_u64(7);
+        assert_eq!(slice_fractions(3, 0.01, 1.0, &mut rng), vec![0.01; 3]);
+        assert_eq!(slice_fractions(3, 0.0, 0.5, &mut rng), vec![0.0; 3]);
+        assert_eq!(slice_fractions(0, 0.01, 0.5, &mut rng), Vec::<f64>::new());
+    }
+
+    #[test]
+    fn a_share_of_the_slices_carries_the_whole_fraction() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let fractions = slice_fractions(10_000, 0.01, 0.25, &mut rng);
+        let chosen = fractions.iter().filter(|&&f| f > 0.0).count();
+        // a quarter of them, within seven standard deviations (43 slices)
+        assert!((2_200..=2_800).contains(&chosen), "{chosen}");
+        // each chosen slice has four times the fraction, so the states re-solved stay 1 %
+        assert!(fractions.iter().all(|&f| f == 0.0 || f == 0.04));
+        // a share below the fraction re-solves every state of the chosen slices
+        let all = slice_fractions(100, 0.5, 0.1, &mut rng);
+        assert!(all.iter().all(|&f| f == 0.0 || f == 1.0));
+        assert!(all.contains(&1.0) && all.contains(&0.0));
+    }
 }

@@ -31,7 +31,7 @@ use tracing::{error, info, warn};
 
 use crate::checks::{
     CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
-    sort_submission,
+    slice_fractions, sort_submission,
 };
 use crate::events::{EventKind, EventLog, unix_ms};
 use crate::ledger::{Assignment, Party};
@@ -46,8 +46,12 @@ use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_l
 pub struct CoordinatorConfig {
     /// How long a lease lasts without a heartbeat.
     pub lease: Duration,
-    /// Fraction of each submitted slice's states re-solved and compared bit for bit.
+    /// Fraction of the submitted states re-solved and compared bit for bit.
     pub verify_fraction: f64,
+    /// Share of the submitted slices whose states are re-solved (each chosen at random,
+    /// with `verify_fraction / verify_slices` of its states); 1: every slice. Only a
+    /// chosen slice reads its dependency slices from the store.
+    pub verify_slices: f64,
     /// What a worker is told to wait when nothing can be leased.
     pub retry_after: Duration,
     /// Shards per layer at least (when it has that many slices), to spread work.
@@ -87,6 +91,7 @@ impl Default for CoordinatorConfig {
         CoordinatorConfig {
             lease: Duration::from_secs(60),
             verify_fraction: 0.01,
+            verify_slices: 1.0,
             retry_after: Duration::from_millis(200),
             min_shards: 64,
             target_games_per_shard: gops_common::plan::TARGET_GAMES_PER_SHARD,
@@ -760,7 +765,13 @@ impl Coordinator {
                 break;
             }
             // 2. the expensive checks, without the lock
-            let checked = self.check_submitted(&engine, &fresh, self.config.verify_fraction);
+            let fractions = slice_fractions(
+                fresh.len(),
+                self.config.verify_fraction,
+                self.config.verify_slices,
+                &mut rand::rng(),
+            );
+            let checked = self.check_submitted(&engine, &fresh, &fractions);
             let resolved = self.resolve_disputes(&engine, worker, &disputed);
             let mut inner = self.lock();
             let (checked, replaced) = match checked.and_then(|c| resolved.map(|r| (c, r))) {
@@ -832,12 +843,13 @@ impl Coordinator {
         Ok(outcome)
     }
 
-    /// Checks new slices at `fraction`; the number of stored values of each.
+    /// Checks new slices, each with the share of its states re-solved that `fractions`
+    /// gives it; the number of stored values of each.
     fn check_submitted(
         &self,
         engine: &LayerEngine,
         slices: &[Submitted],
-        fraction: f64,
+        fractions: &[f64],
     ) -> Result<Vec<u64>, CheckFailure> {
         if slices.is_empty() {
             return Ok(Vec::new());
@@ -847,33 +859,39 @@ impl Coordinator {
             .iter()
             .map(|s| check_form(self.n(), self.objective(), engine.k(), s))
             .collect::<Result<Vec<_>, Rejection>>()?;
-        // no state re-solved: the slices below are not read at all
-        let below = if fraction > 0.0 {
-            self.dependencies(engine.k(), slices)?
-        } else {
+        // only the slices with states to re-solve read the slices below
+        let resolved: Vec<u32> = slices
+            .iter()
+            .zip(fractions)
+            .filter(|&(_, &fraction)| fraction > 0.0)
+            .map(|(s, _)| s.prize_rank)
+            .collect();
+        let below = if resolved.is_empty() {
             HashMap::new()
+        } else {
+            self.dependencies(engine.k(), &resolved)?
         };
         let check = SliceCheck {
             n: self.n(),
             objective: self.objective(),
             engine,
             below: &below,
-            verify_fraction: fraction,
         };
         slices
             .iter()
             .zip(&decoded)
-            .map(|(s, slice)| check_slice(&check, s, slice))
+            .zip(fractions)
+            .map(|((s, slice), &fraction)| check_slice(&check, s, slice, fraction))
             .collect()
     }
 
-    /// The slices of the layer below that `slices` read, through the open layer's
-    /// bounded cache. Loaded under the cache's own lock, not the coordinator's: leases
-    /// and heartbeats go on meanwhile.
+    /// The slices of the layer below that the slices `ranks` read, through the open
+    /// layer's bounded cache. Loaded under the cache's own lock, not the coordinator's:
+    /// leases and heartbeats go on meanwhile.
     fn dependencies(
         &self,
         k: u8,
-        slices: &[Submitted],
+        ranks: &[u32],
     ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
         let cache = {
             let inner = self.lock();
@@ -892,8 +910,7 @@ impl Coordinator {
         let mut cache = cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let ranks: Vec<u32> = slices.iter().map(|s| s.prize_rank).collect();
-        self.slices_below(&mut cache, k, &ranks)
+        self.slices_below(&mut cache, k, ranks)
             .map_err(|e| match e {
                 CoreError::Store(e) => CheckFailure::Store(e),
                 CoreError::Engine(e) => CheckFailure::Engine(e),
@@ -926,7 +943,7 @@ impl Coordinator {
                 inner.events.record_now(EventKind::Disagreement, message);
             }
         }
-        let new_values = self.check_submitted(engine, disputed, 1.0)?;
+        let new_values = self.check_submitted(engine, disputed, &vec![1.0; disputed.len()])?;
         let mut stored_copies = Vec::with_capacity(disputed.len());
         for s in disputed {
             // the stored copy, or the first copy waiting for confirmation
@@ -957,7 +974,7 @@ impl Coordinator {
             .iter()
             .zip(new_values)
             .map(|(stored, values)| {
-                match self.check_submitted(engine, std::slice::from_ref(stored), 1.0) {
+                match self.check_submitted(engine, std::slice::from_ref(stored), &[1.0]) {
                     // both pass in full: equal values in canonical form have equal bytes,
                     // so this cannot happen; keep the stored copy
                     Ok(_) => {

@@ -12,9 +12,11 @@
 //! caches, not what a particular run will do.
 //!
 //! The coordinator reads the same slices again: to re-solve a sample of a handed-in
-//! shard's states it loads the shard's dependency slices from its store through its own
-//! cache of slices below (`--verify-fraction` above 0). The model counts those loads too,
-//! handed in in the order the simulated workers finish.
+//! slice's states it loads the slice's dependency slices from its store through its own
+//! cache of slices below (`--verify-fraction` above 0), for every slice or for a share of
+//! them (`--verify-slices`). The model counts those loads too, the slices handed in in
+//! the order the simulated workers finish and the share chosen by a hash of the rank
+//! (the coordinator draws at random; a hash keeps the count deterministic).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -87,16 +89,39 @@ pub struct LayerFetches {
     pub check_loads: u64,
 }
 
+/// How the coordinator's checks read the layer below, in the model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelChecks {
+    /// Slices its cache of slices below holds.
+    pub cache_slices: usize,
+    /// Share of the slices whose states are re-solved (`--verify-slices`).
+    pub slice_share: f64,
+}
+
+impl ModelChecks {
+    /// Whether the slice of `rank` is one whose states are re-solved: a hash of the rank
+    /// below the share.
+    fn chooses(&self, rank: u32) -> bool {
+        // splitmix64's finaliser: ranks in a row give unrelated draws
+        let mut x = u64::from(rank).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
+        draw < self.slice_share
+    }
+}
+
 /// The dependency slices of layer `k`'s shards that `workers` workers fetch, each with a
 /// cache of `cache_slices` slices of layer `k - 1`, when the coordinator's lease ledger
 /// hands out `shards` and the workers finish in turn; and those that the coordinator's
-/// checks load with a cache of `check_cache_slices` (see the module's text).
+/// `checks` load (see the module's text).
 pub fn simulate_layer_fetches(
     shards: Vec<Vec<u32>>,
     k: u8,
     workers: usize,
     cache_slices: usize,
-    check_cache_slices: usize,
+    checks: ModelChecks,
 ) -> LayerFetches {
     let workers = workers.max(1);
     let mut result = LayerFetches {
@@ -111,14 +136,14 @@ pub fn simulate_layer_fetches(
     let start = Instant::now();
     let mut caches: Vec<RankCache> = (0..workers).map(|_| RankCache::new(cache_slices)).collect();
     let mut held: Vec<Option<Vec<u32>>> = vec![None; workers];
-    let mut check_cache = RankCache::new(check_cache_slices);
+    let mut check_cache = RankCache::new(checks.cache_slices);
     for round in 0u64.. {
         let now = start + Duration::from_secs(round);
         let mut progressed = false;
         for (w, (cache, lease)) in caches.iter_mut().zip(&mut held).enumerate() {
             if let Some(ranks) = lease.take() {
-                // the check loads the dependencies of the slices in their order
-                for &rank in &ranks {
+                // the check loads the dependencies of the chosen slices in their order
+                for &rank in ranks.iter().filter(|&&r| checks.chooses(r)) {
                     result.check_loads += LayerEngine::dependency_ranks(rank, k)
                         .filter(|&r| !check_cache.touch(r))
                         .count() as u64;
@@ -159,6 +184,14 @@ mod tests {
     use crate::cluster::CoordinatorConfig;
     use crate::scale::shard_plan;
 
+    /// Every slice checked, with a cache of `cache_slices`.
+    fn all(cache_slices: usize) -> ModelChecks {
+        ModelChecks {
+            cache_slices,
+            slice_share: 1.0,
+        }
+    }
+
     fn plan(n: u8, k: u8) -> Vec<Vec<u32>> {
         shard_plan(
             &LayerSize::of(n, k, Objective::Points),
@@ -192,7 +225,7 @@ mod tests {
             .iter()
             .map(|s| LayerEngine::shard_dependency_ranks(s, 6).len() as u64)
             .sum();
-        let fetches = simulate_layer_fetches(shards.clone(), 6, 8, 0, 0);
+        let fetches = simulate_layer_fetches(shards.clone(), 6, 8, 0, all(0));
         assert_eq!(fetches.shards, shards.len());
         assert_eq!(fetches.uncached, per_shard);
         assert_eq!(fetches.fetched, per_shard);
@@ -205,7 +238,7 @@ mod tests {
     fn one_worker_with_room_for_everything_fetches_each_slice_once() {
         let shards = plan(12, 6);
         let distinct = distinct_dependencies(&shards, 6);
-        let fetches = simulate_layer_fetches(shards, 6, 1, usize::MAX, usize::MAX);
+        let fetches = simulate_layer_fetches(shards, 6, 1, usize::MAX, all(usize::MAX));
         assert_eq!(fetches.fetched, distinct);
         assert!(fetches.uncached > distinct);
         assert_eq!(fetches.check_loads, distinct);
@@ -215,8 +248,8 @@ mod tests {
     fn caches_cut_fetches_and_more_workers_share_less() {
         let shards = plan(13, 7);
         let distinct = distinct_dependencies(&shards, 7);
-        let few = simulate_layer_fetches(shards.clone(), 7, 4, 200, 200);
-        let many = simulate_layer_fetches(shards.clone(), 7, 32, 200, 200);
+        let few = simulate_layer_fetches(shards.clone(), 7, 4, 200, all(200));
+        let many = simulate_layer_fetches(shards.clone(), 7, 32, 200, all(200));
         assert!(few.fetched < few.uncached, "{few:?}");
         assert!(few.fetched >= distinct && many.fetched >= distinct);
         assert!(many.fetched > few.fetched, "{few:?} {many:?}");
@@ -227,7 +260,28 @@ mod tests {
             assert!(fetches.check_loads >= distinct, "{fetches:?}");
             assert!(fetches.check_loads < 7 * slices, "{fetches:?}");
         }
-        let roomy = simulate_layer_fetches(shards, 7, 32, 200, usize::MAX);
+        let roomy = simulate_layer_fetches(shards.clone(), 7, 32, 200, all(usize::MAX));
         assert_eq!(roomy.check_loads, distinct);
+        // a tenth of the slices checked: about a tenth of the loads, the fetches unchanged
+        let tenth = ModelChecks {
+            cache_slices: 200,
+            slice_share: 0.1,
+        };
+        let chosen = shards
+            .iter()
+            .flatten()
+            .filter(|&&r| tenth.chooses(r))
+            .count();
+        assert!(
+            (slices / 20..slices / 5).contains(&(chosen as u64)),
+            "{chosen} of {slices}"
+        );
+        let sampled = simulate_layer_fetches(shards, 7, 32, 200, tenth);
+        assert_eq!(sampled.fetched, many.fetched);
+        assert!(sampled.check_loads <= 7 * chosen as u64, "{sampled:?}");
+        assert!(
+            sampled.check_loads * 5 < many.check_loads,
+            "{sampled:?} {many:?}"
+        );
     }
 }

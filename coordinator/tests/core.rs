@@ -692,6 +692,63 @@ fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
 }
 
 #[test]
+fn with_a_share_of_the_slices_checked_a_lie_is_caught_in_that_share() {
+    let dir = tempfile::tempdir().unwrap();
+    // every state of a chosen slice re-solved, half the slices chosen; one slice a shard,
+    // so the layer's 35 shards outlast any run of lies that slip through
+    let core = with_config(
+        &dir.path().join("db"),
+        7,
+        Objective::Points,
+        CoordinatorConfig {
+            verify_fraction: 1.0,
+            verify_slices: 0.5,
+            target_games_per_shard: 1,
+            ..CoordinatorConfig::default()
+        },
+    );
+    let now = Instant::now();
+    solve_layers_below(&core, 4, now);
+    let (mut caught, mut slipped) = (0, 0);
+    // both outcomes within 30 tries, but for a chance of 2 in a billion
+    for _ in 0..30 {
+        if caught > 0 && slipped > 0 {
+            break;
+        }
+        let liar = core
+            .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+            .unwrap();
+        let (lease, layer, ranks, slices) = lease_and_solve(&core, liar, now);
+        assert_eq!((layer, ranks.len()), (4, 1));
+        // the cheap checks still see every slice
+        let mut damaged = slices.clone();
+        damaged[0].bytes.digest[0] ^= 1;
+        let err = core.submit(liar, lease, damaged, now).unwrap_err();
+        assert!(
+            matches!(err, CoreError::Rejected(Rejection::DigestMismatch { .. })),
+            "{err}"
+        );
+        let liar = core
+            .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+            .unwrap();
+        let (lease, layer, ranks) = lease_shard(&core, liar, now);
+        let lie = with_one_value_altered(7, layer, solve_shard(&core, layer, &ranks));
+        match core.submit(liar, lease, lie, now) {
+            Ok(outcome) => {
+                assert_eq!(outcome.stored as usize, ranks.len());
+                slipped += 1;
+            }
+            Err(CoreError::Rejected(Rejection::ValueMismatch { .. })) => caught += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(
+        caught > 0 && slipped > 0,
+        "caught {caught}, slipped {slipped}"
+    );
+}
+
+#[test]
 fn copies_handed_in_at_the_same_moment_are_stored_once_and_a_racing_lie_loses() {
     let dir = tempfile::tempdir().unwrap();
     // no state re-solved, so only the full re-check of a dispute catches the lie

@@ -39,6 +39,12 @@ fn bad_game_sizes_are_refused_before_anything_is_created() {
         &["solve", "--n", "5", "--threads", "0", "--db", path],
         "--threads",
     );
+    for share in ["0", "1.5", "-0.1", "NaN", "half"] {
+        assert_refused(
+            &["solve", "--n", "5", "--verify-slices", share, "--db", path],
+            "--verify-slices",
+        );
+    }
     assert!(!db.exists(), "a refused solve must not create the db");
 }
 
