@@ -9,7 +9,11 @@
 //! take. Submissions carry zeros, so the coordinator runs with `verify_fraction = 0` (the
 //! cheap checks: digest, shape, canonical form, finite values, gap); the re-solve that the
 //! default 1 % adds is the kernel's work on 1 % of a shard's games, which the benchmark
-//! adds at the rate a whole solve measures.
+//! adds at the rate a whole solve measures, and the loads of the checked slices'
+//! dependency slices from the store, which it times apart (`Store::slices_below` over the
+//! scenario's shards) and, for whole games, counts through the coordinator's cache of
+//! slices below in [`crate::fetch_model`] (all of them at `--verify-slices 1`, about the
+//! share at a smaller `--verify-slices`).
 //!
 //! The figures: leases, submissions, slices and bytes through the coordinator per second,
 //! and how much of the workers' time went to waiting on the coordinator (every call:
