@@ -2,7 +2,7 @@
 //! dependency slices, the coordinator's verification reads and the read side's lookups.
 //! Slices still in use stay alive through their `Arc`s even when evicted here.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::slice::Slice;
@@ -11,7 +11,11 @@ pub struct SliceCache {
     limit_bytes: usize,
     bytes: usize,
     tick: u64,
+    /// Each slice by (layer, rank), with the tick of its last use.
     entries: HashMap<(u8, u32), (Arc<Slice>, u64)>,
+    /// The same slices by the tick of their last use: the least recently used first, so an
+    /// eviction takes O(log n), not a scan of every entry.
+    by_use: BTreeMap<u64, (u8, u32)>,
 }
 
 fn size_of(slice: &Slice) -> usize {
@@ -25,32 +29,31 @@ impl SliceCache {
             bytes: 0,
             tick: 0,
             entries: HashMap::new(),
+            by_use: BTreeMap::new(),
         }
     }
 
     pub fn get(&mut self, layer: u8, rank: u32) -> Option<Arc<Slice>> {
         self.tick += 1;
         let tick = self.tick;
-        self.entries.get_mut(&(layer, rank)).map(|(slice, used)| {
-            *used = tick;
-            Arc::clone(slice)
-        })
+        let (slice, used) = self.entries.get_mut(&(layer, rank))?;
+        self.by_use.remove(used);
+        self.by_use.insert(tick, (layer, rank));
+        *used = tick;
+        Some(Arc::clone(slice))
     }
 
     pub fn insert(&mut self, layer: u8, rank: u32, slice: Arc<Slice>) {
         self.tick += 1;
         self.bytes += size_of(&slice);
-        if let Some((old, _)) = self.entries.insert((layer, rank), (slice, self.tick)) {
+        if let Some((old, used)) = self.entries.insert((layer, rank), (slice, self.tick)) {
             self.bytes -= size_of(&old);
+            self.by_use.remove(&used);
         }
+        self.by_use.insert(self.tick, (layer, rank));
         while self.bytes > self.limit_bytes && self.entries.len() > 1 {
-            let oldest = *self
-                .entries
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(key, _)| key)
-                .expect("not empty");
-            let (old, _) = self.entries.remove(&oldest).expect("present");
+            let (_, oldest) = self.by_use.pop_first().expect("one entry a slice");
+            let (old, _) = self.entries.remove(&oldest).expect("one slice an entry");
             self.bytes -= size_of(&old);
         }
     }
@@ -74,6 +77,7 @@ impl SliceCache {
     /// Drops every slice not of `layer` (a new layer makes the old ones useless).
     pub fn keep_layer(&mut self, layer: u8) {
         self.entries.retain(|(l, _), _| *l == layer);
+        self.by_use.retain(|_, (l, _)| *l == layer);
         self.bytes = self.entries.values().map(|(s, _)| size_of(s)).sum();
     }
 
@@ -114,6 +118,47 @@ mod tests {
         cache.keep_layer(2);
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.bytes(), per);
+    }
+
+    #[test]
+    fn evicts_as_a_scan_for_the_oldest_would() {
+        // a model that finds the least recently used by scanning every entry
+        let per = size_of(&slice(10));
+        let mut cache = SliceCache::new(50 * per);
+        let mut model: Vec<((u8, u32), u64)> = Vec::new();
+        let mut x = 12_345u64;
+        for tick in 1..20_000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let key = ((x >> 60) as u8 % 2, (x >> 33) as u32 % 90);
+            if x >> 63 == 0 {
+                let hit = cache.get(key.0, key.1).is_some();
+                let at = model.iter().position(|(k, _)| *k == key);
+                assert_eq!(hit, at.is_some(), "get {key:?} at {tick}");
+                if let Some(at) = at {
+                    model[at].1 = tick;
+                }
+            } else {
+                cache.insert(key.0, key.1, slice(10));
+                model.retain(|(k, _)| *k != key);
+                model.push((key, tick));
+                while model.len() > 50 {
+                    let oldest = model.iter().enumerate().min_by_key(|(_, (_, t))| *t);
+                    let at = oldest.map(|(at, _)| at).unwrap();
+                    model.remove(at);
+                }
+            }
+            assert_eq!(cache.len(), model.len());
+            assert_eq!(cache.bytes(), model.len() * per);
+            assert_eq!(cache.by_use.len(), model.len());
+        }
+        let mut held: Vec<(u8, u32)> = cache.entries.keys().copied().collect();
+        let mut want: Vec<(u8, u32)> = model.iter().map(|(k, _)| *k).collect();
+        held.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(held, want);
+        cache.keep_layer(1);
+        assert!(cache.by_use.values().all(|(layer, _)| *layer == 1));
+        assert_eq!(cache.by_use.len(), cache.len());
     }
 
     #[test]
