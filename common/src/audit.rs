@@ -51,7 +51,10 @@ pub fn sample_states(slice: &Slice, fraction: f64, rng: &mut impl Rng) -> Vec<us
         return (0..states).collect();
     }
     let samples = ((states as f64 * fraction).ceil() as usize).clamp(1, states);
-    (0..samples).map(|_| rng.random_range(0..states)).collect()
+    let mut drawn: Vec<usize> = (0..samples).map(|_| rng.random_range(0..states)).collect();
+    // in order: neighbouring patterns read neighbouring values of the slices below
+    drawn.sort_unstable();
+    drawn
 }
 
 /// Re-solves state `state` (an index from [`sample_states`]) of `slice`, the stored slice
