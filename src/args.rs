@@ -98,7 +98,9 @@ pub struct SolveArgs {
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
-    /// Fraction of each slice's states the coordinator re-solves and compares bit for bit.
+    /// Fraction F of the states handed in that the coordinator re-solves and compares bit
+    /// for bit: F of every slice's states, or with --verify-slices Q below 1, F / Q of the
+    /// states of a share Q of the slices.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
     /// Share of the slices whose states are re-solved, each chosen at random with
@@ -160,7 +162,9 @@ pub struct CoordinatorArgs {
     /// (200 to 86400000; workers heartbeat every third of it).
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(*gops_coordinator::cluster::LEASE_RANGE_MS.start()..=*gops_coordinator::cluster::LEASE_RANGE_MS.end()))]
     pub lease_ms: u64,
-    /// Fraction of each submitted slice's states re-solved and compared bit for bit.
+    /// Fraction F of the states handed in that the coordinator re-solves and compares bit
+    /// for bit: F of every slice's states, or with --verify-slices Q below 1, F / Q of the
+    /// states of a share Q of the slices.
     #[arg(long, default_value_t = 0.01)]
     pub verify_fraction: f64,
     /// Share of the submitted slices whose states are re-solved, each chosen at random
