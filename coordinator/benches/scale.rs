@@ -44,7 +44,8 @@ const GAMES_PER_CORE_SECOND: f64 = 2.55e6;
 /// CPU per state of the checks' re-solve (single states in sampled order: `gops verify`,
 /// the coordinator's checks) against the solve's: `gops verify --fraction 0.1` less
 /// `--fraction 0.01` on a 13-card points db, 55.5-61 CPU-s for 9 % of its states, against
-/// 9 % of the 13-card solve's 502-528 CPU-s (commit `965a7ee` with the sample sorted).
+/// 9 % of the 13-card solve's 502-528 CPU-s (the build of commit `cedca88`, which sorts
+/// the sample).
 const CHECK_RESOLVE_COST: f64 = 1.25;
 
 #[derive(Serialize, Deserialize)]

@@ -15,14 +15,16 @@
 //! slice's states it loads the slice's dependency slices from its store through its own
 //! cache of slices below (`--verify-fraction` above 0), for every slice or for a share of
 //! them (`--verify-slices`). The model counts those loads too, the slices handed in in
-//! the order the simulated workers finish and the share chosen by a hash of the rank
-//! (the coordinator draws at random; a hash keeps the count deterministic).
+//! the order the simulated workers finish and the share chosen by a draw seeded by the
+//! rank (the coordinator draws afresh; a seeded draw keeps the count deterministic).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use gops_common::engine::LayerEngine;
 use gops_proto::ids::{LeaseId, WorkerId};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 use crate::ledger::{Assignment, LeaseLedger};
 
@@ -99,16 +101,10 @@ pub struct ModelChecks {
 }
 
 impl ModelChecks {
-    /// Whether the slice of `rank` is one whose states are re-solved: a hash of the rank
-    /// below the share.
+    /// Whether the slice of `rank` is one whose states are re-solved: a draw seeded by the
+    /// rank below the share.
     fn chooses(&self, rank: u32) -> bool {
-        // splitmix64's finaliser: ranks in a row give unrelated draws
-        let mut x = u64::from(rank).wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^= x >> 31;
-        let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
-        draw < self.slice_share
+        StdRng::seed_from_u64(u64::from(rank)).random::<f64>() < self.slice_share
     }
 }
 
