@@ -72,8 +72,8 @@ fn parse_share(s: &str) -> Result<f64, String> {
 
 #[derive(Args)]
 pub struct SolveArgs {
-    /// Cards per player (1 to 16; 13 is the standard game).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Cards per player (1 to 16; 13 is the standard game); `-n N` for short.
+    #[arg(short = 'n', long, allow_hyphen_values = true)]
     pub n: i64,
     /// What A maximises: `points` (expected score difference) or `win` (P(win) - P(loss)).
     #[arg(long, default_value = "points", value_parser = parse_objective)]
@@ -120,8 +120,8 @@ pub struct SolveArgs {
 
 #[derive(Args)]
 pub struct CoordinatorArgs {
-    /// Cards per player (1 to 16).
-    #[arg(long, allow_hyphen_values = true)]
+    /// Cards per player (1 to 16); `-n N` for short.
+    #[arg(short = 'n', long, allow_hyphen_values = true)]
     pub n: i64,
     #[arg(long, default_value = "points", value_parser = parse_objective)]
     pub objective: Objective,

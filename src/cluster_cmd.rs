@@ -19,6 +19,7 @@ use tracing::{error, info, warn};
 
 use crate::args::{CoordinatorArgs, WorkerArgs};
 use crate::failure::Failure;
+use crate::signals::Termination;
 
 /// The token in a file: its first line, trimmed; empty is refused.
 pub fn read_token(path: Option<&Path>) -> Result<Option<String>, Failure> {
@@ -139,30 +140,6 @@ async fn store_failure(core: Arc<Coordinator>) -> String {
     }
 }
 
-/// Resolves when SIGINT or SIGTERM arrives.
-pub async fn termination() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
-}
-
 pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     if !(0.0..=1.0).contains(&args.verify_fraction) {
@@ -213,6 +190,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     rt.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", args.listen)))?;
+        // before the listening line: a signal right after it must be caught
+        let termination = Termination::listen()?;
         info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, tls = tls_on, "coordinator listening");
         // metrics are a side line: a port that cannot be bound is reported, and the
         // coordinator goes on without them
@@ -259,7 +238,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             let core = Arc::clone(&core);
             async move {
                 tokio::select! {
-                    _ = termination() => {
+                    _ = termination.received() => {
                         signalled.store(true, std::sync::atomic::Ordering::SeqCst);
                         info!("signal received; stopping (the db is consistent)");
                     }
@@ -336,9 +315,10 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             config.tls_ca.as_deref(),
         )
         .map_err(|e| Failure::Usage(e.to_string()))?;
+        let termination = Termination::listen()?;
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(async move {
-            termination().await;
+            termination.received().await;
             info!("signal received; finishing the current shard, then exiting");
             let _ = stop.send(true);
         });

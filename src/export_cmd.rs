@@ -62,7 +62,7 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
     })?;
     let seconds = started.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(&args.out).map_or(0, |m| m.len());
-    println!(
+    crate::out!(
         "exported {} rows of {} prize sets to {} ({}, {} bytes) in {seconds:.1} s ({} rows/s)",
         count(summary.rows),
         count(summary.slices),

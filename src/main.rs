@@ -15,6 +15,7 @@ mod policy_cmd;
 mod progress;
 mod query_cmd;
 mod serve_cmd;
+mod signals;
 mod solve_cmd;
 mod status_cmd;
 mod tls;
@@ -32,12 +33,18 @@ fn main() {
         Err(e) => {
             // one line, like every other input error: what comes before the usage hint
             let text = e.render().to_string();
-            let message: Vec<&str> = text
+            let mut message: Vec<&str> = text
                 .lines()
                 .map(str::trim)
                 .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
                 .filter(|l| !l.is_empty())
                 .collect();
+            // an unknown flag: the command's usage, on the same line
+            let usage = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "));
+            if let (clap::error::ErrorKind::UnknownArgument, Some(usage)) = (e.kind(), usage) {
+                message.push("; usage:");
+                message.push(usage);
+            }
             eprintln!("{}", message.join(" "));
             std::process::exit(2);
         }

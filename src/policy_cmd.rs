@@ -46,24 +46,27 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
         object["a"] = json!(a.name());
         object["b"] = json!(b.name());
         object["seed"] = json!(seed);
-        println!("{object}");
+        crate::out!("{object}");
         return Ok(());
     }
     let rate = |r: &Rate| format!("{:.4}  (95 % CI {:.4} .. {:.4})", r.rate, r.low, r.high);
-    println!(
+    crate::out!(
         "{} games of {}-card GOPS, A = {}, B = {} (seed {seed})",
         count(report.games),
         store.n(),
         a.name(),
         b.name()
     );
-    println!("A wins    {}", rate(&report.win_rate));
-    println!("draws     {}", rate(&report.draw_rate));
-    println!("A loses   {}", rate(&report.loss_rate));
+    crate::out!("A wins    {}", rate(&report.win_rate));
+    crate::out!("draws     {}", rate(&report.draw_rate));
+    crate::out!("A loses   {}", rate(&report.loss_rate));
     let s = &report.score_difference;
-    println!(
+    crate::out!(
         "A's score minus B's: mean {:.4}  (95 % CI {:.4} .. {:.4}), std dev {:.4}",
-        s.mean, s.low, s.high, s.std_dev
+        s.mean,
+        s.low,
+        s.high,
+        s.std_dev
     );
     Ok(())
 }
@@ -93,18 +96,18 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
         object["n"] = json!(store.n());
         object["objective"] = json!(store.objective().name());
         object["policy"] = json!(p.name());
-        println!("{object}");
+        crate::out!("{object}");
         return Ok(());
     }
-    println!(
+    crate::out!(
         "{}-card GOPS ({}), A plays {} and B best-responds:",
         store.n(),
         store.objective(),
         p.name()
     );
-    println!("game value for A:          {:.12}", result.game_value);
-    println!("A's value with the policy: {:.12}", result.policy_value);
-    println!(
+    crate::out!("game value for A:          {:.12}", result.game_value);
+    crate::out!("A's value with the policy: {:.12}", result.policy_value);
+    crate::out!(
         "exploitability:            {:.12}  ({} states evaluated)",
         result.exploitability,
         count(result.states)

@@ -60,9 +60,9 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
     let (store, state, ()) = open_state(&args, |_| Ok(()))?;
     let value = state_value(&store, &state)?;
     if args.json {
-        println!("{}", value_json(store.objective(), &state, value));
+        crate::out!("{}", value_json(store.objective(), &state, value));
     } else {
-        println!(
+        crate::out!(
             "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {}",
             state.a,
             state.b,
@@ -79,12 +79,12 @@ pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
     let (store, state, upcard) = open_state(&args.state, |state| parse_upcard(state, args.upcard))?;
     let game = revealed_game(&store, &state, upcard)?;
     if args.state.json {
-        println!(
+        crate::out!(
             "{}",
             strategy_json(store.objective(), &state, upcard, &game)
         );
     } else {
-        println!(
+        crate::out!(
             "a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}), upcard {upcard}",
             state.a,
             state.b,
@@ -92,13 +92,13 @@ pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
             state.diff,
             store.objective()
         );
-        println!(
+        crate::out!(
             "value for A after the reveal: {}",
             crate::output::value(game.value)
         );
-        println!("A bids  {}", strategy_line(state.a, &game.strategy_a));
-        println!("B bids  {}", strategy_line(state.b, &game.strategy_b));
-        println!("certificate gap: {:.1e}", game.gap);
+        crate::out!("A bids  {}", strategy_line(state.a, &game.strategy_a));
+        crate::out!("B bids  {}", strategy_line(state.b, &game.strategy_b));
+        crate::out!("certificate gap: {:.1e}", game.gap);
     }
     Ok(())
 }

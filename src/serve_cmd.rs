@@ -10,8 +10,9 @@ use gops_explorer::{Access, Explorer};
 use tracing::info;
 
 use crate::args::ServeArgs;
-use crate::cluster_cmd::{Exposure, check_exposure, runtime, termination, token_lines};
+use crate::cluster_cmd::{Exposure, check_exposure, runtime, token_lines};
 use crate::failure::Failure;
+use crate::signals::Termination;
 
 /// The explorer's port: anyone who reaches it reads the db.
 const EXPLORER_EXPOSURE: Exposure = Exposure {
@@ -43,16 +44,18 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     rt.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| Failure::Runtime(format!("cannot listen on {address}: {e}")))?;
+        // before the address is announced: a signal right after it must be caught
+        let termination = Termination::listen()?;
         let hint = match &args.token_file {
             Some(file) => format!(" (add ?token=<a token of {}>)", file.display()),
             None => String::new(),
         };
-        println!("gops explorer of the {n}-card {objective} game: http://{address}/{hint}");
+        crate::out!("gops explorer of the {n}-card {objective} game: http://{address}/{hint}");
         info!(%address, token = access.needs_token(), "explorer listening");
         tokio::select! {
             served = gops_explorer::serve(listener, explorer, access) => served
                 .map_err(|e| Failure::Runtime(format!("the explorer stopped: {e}"))),
-            () = termination() => {
+            () = termination.received() => {
                 info!("explorer stopped");
                 Ok(())
             }

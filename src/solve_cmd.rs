@@ -81,7 +81,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             // what a player wants first: the value and the first moves
             if !args.no_first_moves {
                 print_first_moves(&store)?;
-                println!();
+                crate::out!();
             }
             print_summary(&store, &summary, threads);
             Ok(())
@@ -106,13 +106,13 @@ fn local_failure(e: LocalError) -> Failure {
 fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
     let seconds = summary.wall.as_secs_f64();
     let rate = summary.games as f64 / seconds.max(1e-9);
-    println!(
+    crate::out!(
         "solved the {}-card {} game into {}",
         store.n(),
         store.objective(),
         store.path().display()
     );
-    println!(
+    crate::out!(
         "{} states, {} matrix games in this run ({} slices), {:.2} s wall, {} games/s on {threads} threads",
         count(summary.states),
         count(summary.games),
@@ -122,25 +122,34 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
     );
     let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
     match crate::memory::peak_rss() {
-        Some(peak) => println!(
+        Some(peak) => crate::out!(
             "peak memory {}, db {db_size}",
             gops_db::disk::human_bytes(peak)
         ),
-        None => println!("db {db_size}"),
+        None => crate::out!("db {db_size}"),
     }
-    println!("per layer (k cards left in each hand): the prize sets (slices) and states stored,");
-    println!(
+    crate::out!(
+        "per layer (k cards left in each hand): the prize sets (slices) and states stored,"
+    );
+    crate::out!(
         "the largest certificate gap of its matrix games (how far from exact a value may be),"
     );
-    println!("and its checksum (equal checksums: bit-identical values; see RESULTS.md)");
-    println!(
+    crate::out!("and its checksum (equal checksums: bit-identical values; see RESULTS.md)");
+    crate::out!(
         "{:>3} {:>7} {:>14} {:>9}  checksum",
-        "k", "slices", "states", "max_gap"
+        "k",
+        "slices",
+        "states",
+        "max_gap"
     );
     for l in &summary.layers {
-        println!(
+        crate::out!(
             "{:>3} {:>7} {:>14} {:>9.1e}  {}",
-            l.k, l.slices, l.states, l.max_gap, l.checksum
+            l.k,
+            l.slices,
+            l.states,
+            l.max_gap,
+            l.checksum
         );
     }
 }
@@ -148,11 +157,11 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
 fn print_first_moves(store: &Store) -> Result<(), Failure> {
     let start = GameState::initial(store.n());
     let value = state_value(store, &start)?;
-    println!("value of the game for A: {value}");
-    println!("A's optimal first bid for each upcard (card:probability; B's is the same):");
+    crate::out!("value of the game for A: {value}");
+    crate::out!("A's optimal first bid for each upcard (card:probability; B's is the same):");
     for upcard in start.prizes.iter() {
         let game = revealed_game(store, &start, upcard)?;
-        println!(
+        crate::out!(
             "  upcard {upcard:>2}: {}",
             strategy_line(start.a, &game.strategy_a)
         );

@@ -22,7 +22,7 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let store = Store::open_existing(db)?;
     let status = run_status(&store)?;
     if args.json {
-        println!("{}", to_json(&status));
+        crate::out!("{}", to_json(&status));
     } else {
         print_status(&status);
     }
@@ -38,7 +38,7 @@ fn to_json(status: &impl serde::Serialize) -> String {
 
 /// The status table of a run.
 fn print_status(status: &RunStatus) {
-    println!(
+    crate::out!(
         "{}-card {} game in {}: {}",
         status.n,
         status.objective,
@@ -49,17 +49,25 @@ fn print_status(status: &RunStatus) {
             "incomplete"
         }
     );
-    println!(
-        "db size: {} (about {} when complete)",
-        human_bytes(status.db_bytes),
-        human_bytes(status.estimated_db_bytes)
-    );
-    println!(
+    if status.complete {
+        crate::out!("db size: {}", human_bytes(status.db_bytes));
+    } else {
+        crate::out!(
+            "db size: {} (at most about {} when complete)",
+            human_bytes(status.db_bytes),
+            human_bytes(status.estimated_db_bytes)
+        );
+    }
+    crate::out!(
         "{:>3} {:>7} {:>7} {:>14} {:>9}  checksum",
-        "k", "slices", "done", "states", "max_gap"
+        "k",
+        "slices",
+        "done",
+        "states",
+        "max_gap"
     );
     for l in &status.layers {
-        println!(
+        crate::out!(
             "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
             l.k,
             l.slices,
@@ -105,7 +113,7 @@ fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
     let status = ClusterStatus::from_proto(reply)
         .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
     if args.json {
-        println!("{}", to_json(&status));
+        crate::out!("{}", to_json(&status));
         return Ok(());
     }
     print_status(&status.run);
@@ -117,26 +125,30 @@ fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
 /// and whatever went wrong.
 fn print_cluster(status: &ClusterStatus) {
     let shards = status.shards.unwrap_or_default();
-    println!(
+    crate::out!(
         "open layer: {}; shards {} pending, {} leased, {} done",
         status.open_layer.map_or("-".to_string(), |k| k.to_string()),
         shards.pending,
         shards.leased,
         shards.done
     );
-    println!(
+    crate::out!(
         "{} live workers ({} sessions held); {} games/s this run",
         status.workers.len(),
         status.workers_registered,
         status.games_per_second as u64
     );
     for w in &status.workers {
-        println!(
+        crate::out!(
             "  worker {} {:<20} {:>3} threads {:>8} slices {:>3} rejected",
-            w.id, w.name, w.threads, w.slices, w.rejected
+            w.id,
+            w.name,
+            w.threads,
+            w.slices,
+            w.rejected
         );
     }
-    println!(
+    crate::out!(
         "rejected submissions {}, calls with a wrong session key {}, disagreeing copies {}, damaged slices solved again {}",
         status.rejected_submissions,
         status.refused_calls,
@@ -144,6 +156,6 @@ fn print_cluster(status: &ClusterStatus) {
         status.repaired_slices
     );
     if let Some(failure) = &status.failure {
-        println!("stopping: {failure}");
+        crate::out!("stopping: {failure}");
     }
 }

@@ -40,12 +40,19 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     bar.finish_and_clear();
     if args.json {
-        println!(
+        crate::out!(
             "{}",
             serde_json::to_string(&report).expect("a report serialises")
         );
     } else {
         print_report(&report, threads);
+    }
+    if report.layers.is_empty() {
+        return Err(Failure::Runtime(format!(
+            "nothing verified: no layer asked for is complete in {} (not complete: layers {:?}); solve it first",
+            args.db.display(),
+            report.incomplete_layers
+        )));
     }
     if report.is_clean() {
         Ok(())
@@ -59,16 +66,29 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
 }
 
 fn print_report(report: &VerifyReport, threads: usize) {
-    println!(
+    crate::out!(
         "verified the {}-card {} game: {:.4} of each slice's states re-solved (seed {}), {threads} threads",
-        report.n, report.objective, report.fraction, report.seed
+        report.n,
+        report.objective,
+        report.fraction,
+        report.seed
     );
-    println!(
+    // win re-solves (state, score difference) pairs, which `status` does not count
+    let (column, counted) = if report.objective == "win" {
+        ("states x d", "(state, score difference) pairs")
+    } else {
+        ("states", "states")
+    };
+    crate::out!(
         "{:>3} {:>7} {:>14} {:>10} {:>9}  checksum",
-        "k", "slices", "states", "mismatches", "max_gap"
+        "k",
+        "slices",
+        column,
+        "mismatches",
+        "max_gap"
     );
     for l in &report.layers {
-        println!(
+        crate::out!(
             "{:>3} {:>7} {:>14} {:>10} {:>9.1e}  {}",
             l.k,
             l.slices,
@@ -79,19 +99,27 @@ fn print_report(report: &VerifyReport, threads: usize) {
         );
     }
     if !report.incomplete_layers.is_empty() {
-        println!(
+        crate::out!(
             "not complete, not verified: layers {:?}",
             report.incomplete_layers
         );
     }
     for m in &report.mismatches {
-        println!(
+        crate::out!(
             "mismatch: layer {} prizes {:?} pattern {} d {}: stored {:e}, re-solved {:e}",
-            m.k, m.prizes, m.pattern, m.diff, m.stored, m.resolved
+            m.k,
+            m.prizes,
+            m.pattern,
+            m.diff,
+            m.stored,
+            m.resolved
         );
     }
-    println!(
-        "{} states re-solved in {:.1} s, {} mismatches, largest gap {:.1e}",
-        report.states_checked, report.seconds, report.mismatch_count, report.max_gap
+    crate::out!(
+        "{} {counted} re-solved in {:.1} s, {} mismatches, largest gap {:.1e}",
+        report.states_checked,
+        report.seconds,
+        report.mismatch_count,
+        report.max_gap
     );
 }

@@ -213,3 +213,23 @@ fn a_memory_budget_below_the_games_need_is_refused_before_anything_is_created() 
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `-n` is `--n`; an unknown flag's one line carries the command's usage.
+#[test]
+fn short_n_solves_and_an_unknown_flag_shows_the_usage() {
+    let (_dir, db) = temp_db();
+    let out = gops(&[
+        "solve",
+        "-n",
+        "3",
+        "--db",
+        db.to_str().unwrap(),
+        "--no-first-moves",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(crate::support::status_json(&db)["n"], 3);
+    assert_refused(
+        &["solve", "-n", "3", "--colour", "red"],
+        "usage: gops solve",
+    );
+}

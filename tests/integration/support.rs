@@ -247,11 +247,18 @@ impl Proc {
     /// [`Proc::finish`], or `None` if the process is still running after `limit` (it is
     /// killed then).
     pub fn finish_within(self, limit: Duration) -> Option<(bool, Vec<String>)> {
+        self.finish_within_code(limit)
+            .map(|(code, lines)| (code == Some(0), lines))
+    }
+
+    /// [`Proc::finish_code`], or `None` if the process is still running after `limit` (it
+    /// is killed then).
+    pub fn finish_within_code(self, limit: Duration) -> Option<(Option<i32>, Vec<String>)> {
         let deadline = Instant::now() + limit;
         let mut me = self;
         loop {
             match me.child.try_wait().unwrap() {
-                Some(_) => return Some(me.finish()),
+                Some(_) => return Some(me.finish_code()),
                 None if Instant::now() >= deadline => return None,
                 // a process has no exit event to wait on with a deadline: poll
                 None => std::thread::sleep(Duration::from_millis(20)),
@@ -261,11 +268,16 @@ impl Proc {
 
     /// Asks the process to stop (SIGTERM), as a service manager would.
     pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends the signal `name` (`TERM`, `INT`, ...), as `kill -s NAME` does.
+    pub fn signal(&self, name: &str) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args(["-s", name, &self.child.id().to_string()])
             .status()
             .expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
+        assert!(status.success(), "kill -s {name} failed");
     }
 
     /// Whether the process has exited.

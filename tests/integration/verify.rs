@@ -138,3 +138,42 @@ fn bad_verify_input_is_refused_and_changes_nothing() {
     assert_eq!(snapshot(&db), before, "verify wrote to the db");
     gops_ok(&["verify", "--db", path]);
 }
+
+/// A db with no complete layer verifies nothing: a non-zero exit and a message saying so,
+/// not "0 states re-solved" and success.
+#[test]
+fn verifying_a_db_with_no_complete_layer_fails() {
+    let (_dir, db) = temp_db();
+    let path = db.to_str().unwrap();
+    // a coordinator that no worker joins leaves a db with no layer complete
+    let mut coordinator = crate::support::Proc::spawn(&[
+        "coordinator",
+        "--n",
+        "4",
+        "--db",
+        path,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    crate::support::listening_address(&mut coordinator);
+    coordinator.terminate();
+    let (code, lines) = coordinator.finish_code();
+    assert_eq!(code, Some(130), "{lines:?}");
+    let out = gops(&["verify", "--db", path]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing verified"),
+        "{}",
+        stderr(&out)
+    );
+    // and `status` of it gives the estimate, which a complete db does not
+    let status = gops_ok(&["status", "--db", path]);
+    assert!(status.contains("when complete"), "{status}");
+    let (_done_dir, done) = temp_db();
+    solve(&done, 4, &["--objective", "win"]);
+    let status = gops_ok(&["status", "--db", done.to_str().unwrap()]);
+    assert!(
+        status.contains("complete") && !status.contains("when complete"),
+        "{status}"
+    );
+}
