@@ -40,21 +40,27 @@ impl StateCheck {
 }
 
 /// The states of `slice` (pattern-major indices over its live score differences) to
-/// re-solve: every one when `fraction >= 1`, none when `fraction <= 0` (the cheap checks
-/// only), else `ceil(fraction * states)` of them (at least one) drawn with `rng`.
+/// re-solve, only at score differences that can occur (its [`crate::reach::Reach`]):
+/// every one when `fraction >= 1`, none when `fraction <= 0` (the cheap checks only), else
+/// `ceil(fraction * states)` of them (at least one) drawn with `rng`.
 pub fn sample_states(slice: &Slice, fraction: f64, rng: &mut impl Rng) -> Vec<usize> {
-    let states = slice.patterns() * slice.width();
+    let width = slice.width();
+    let slots: Vec<usize> = (0..width)
+        .filter(|&pos| slice.reach.is_none_or(|r| r.contains(pos)))
+        .collect();
+    let states = slice.patterns() * slots.len();
+    let index = |i: usize| (i / slots.len()) * width + slots[i % slots.len()];
     if states == 0 || fraction <= 0.0 || fraction.is_nan() {
         return Vec::new();
     }
     if fraction >= 1.0 {
-        return (0..states).collect();
+        return (0..states).map(index).collect();
     }
     let samples = ((states as f64 * fraction).ceil() as usize).clamp(1, states);
     let mut drawn: Vec<usize> = (0..samples).map(|_| rng.random_range(0..states)).collect();
     // in order: neighbouring patterns read neighbouring values of the slices below
     drawn.sort_unstable();
-    drawn
+    drawn.into_iter().map(index).collect()
 }
 
 /// Re-solves state `state` (an index from [`sample_states`]) of `slice`, the stored slice
@@ -97,7 +103,9 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         for (rank, slice) in game.layers[k as usize].iter().enumerate() {
             let all = sample_states(slice, 1.0, &mut rng);
-            assert_eq!(all.len(), slice.patterns() * slice.width());
+            let reachable = slice.reach.expect("a win slice knows its reach").count();
+            assert_eq!(all.len(), slice.patterns() * reachable);
+            assert!(reachable < slice.width(), "layer 3 of 5 has holes");
             assert_eq!(sample_states(slice, 1e-9, &mut rng).len(), 1);
             assert!(sample_states(slice, 0.0, &mut rng).is_empty());
             for state in all {

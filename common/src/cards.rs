@@ -102,6 +102,15 @@ pub enum InputError {
     NoPrizesLeft,
     #[error("score difference {diff} is out of range: |diff| must be at most {max}")]
     DiffOutOfRange { diff: i64, max: i64 },
+    #[error(
+        "score difference {diff} cannot occur with prizes {prizes} left in the {n}-card game: each prize played went to A, to B or was tied, so the difference can only be {reachable}"
+    )]
+    DiffUnreachable {
+        diff: i64,
+        prizes: CardSet,
+        n: u8,
+        reachable: String,
+    },
 }
 
 /// Checks a game size.

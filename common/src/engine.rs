@@ -11,7 +11,8 @@ use crate::layout::{ChildTable, LayerLayout, Oriented};
 use crate::matrix_fill::{self, WinEntry};
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
-use crate::slice::{Slice, SliceBytes};
+use crate::reach::Reach;
+use crate::slice::{Slice, SliceBytes, UNREACHABLE};
 
 /// The only slice of layer 0: the empty pattern, no prizes, value 0 at d = 0 (and,
 /// for `win`, ±1 at any other d through [`Slice::value`]).
@@ -84,6 +85,10 @@ pub struct LayerEngine {
     pub layout: LayerLayout,
     pub below: LayerLayout,
     pub children: ChildTable,
+    /// `win`: solve every live score difference, those that cannot occur too, as db
+    /// formats before 6 did (no [`Reach`] in the slices): kept to compare against in
+    /// tests and benchmarks. `false` everywhere else.
+    pub every_diff: bool,
 }
 
 /// Canonical patterns per parallel work item.
@@ -103,6 +108,7 @@ impl LayerEngine {
             layout,
             below,
             children,
+            every_diff: false,
         }
     }
 
@@ -166,6 +172,9 @@ impl LayerEngine {
         }
         let width = self.objective.slice_width(prizes);
         let diff_range = self.objective.diff_range(prizes);
+        // win: only the score differences that can occur are solved (and stored)
+        let reach = self.reach(prizes);
+        let run_reach = reach.unwrap_or_else(|| Reach::full(diff_range));
         let mut dense = vec![0.0; self.layout.canonical_count() * width];
         let (max_gap, games) = dense
             .par_chunks_mut(PATTERNS_PER_TASK * width)
@@ -214,7 +223,7 @@ impl LayerEngine {
                                     below.fill(-1.0);
                                     above.fill(1.0);
                                     let (gap, n) = self.solve_win_run(
-                                        solver, scratch, p, lo, inside, &views, prizes,
+                                        solver, scratch, p, lo, inside, &views, prizes, &run_reach,
                                     )?;
                                     max_gap = max_gap.max(gap);
                                     games += n;
@@ -223,7 +232,9 @@ impl LayerEngine {
                             },
                             _ => {
                                 for (slot, d) in range.iter_mut().zip(first_d..) {
-                                    *slot = solve_at(d)?;
+                                    if reach.is_none_or(|r| r.contains_diff(d)) {
+                                        *slot = solve_at(d)?;
+                                    }
                                 }
                             }
                         }
@@ -233,6 +244,13 @@ impl LayerEngine {
                                     -values[(diff_range + d) as usize];
                             }
                         }
+                        if let Some(reach) = &reach {
+                            for (pos, value) in values.iter_mut().enumerate() {
+                                if !reach.contains(pos) {
+                                    *value = UNREACHABLE;
+                                }
+                            }
+                        }
                     }
                     Ok((max_gap, games))
                 },
@@ -240,7 +258,7 @@ impl LayerEngine {
             .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))?;
         let slice = match self.objective {
             Objective::Points => Slice::dense(diff_range, dense),
-            Objective::Win => Slice::windowed(diff_range, &dense),
+            Objective::Win => Slice::windowed(diff_range, &dense, reach),
         };
         Ok(SolvedSlice {
             prize_rank,
@@ -248,6 +266,13 @@ impl LayerEngine {
             max_gap,
             games,
         })
+    }
+
+    /// For `win`, the score differences that can occur with `prizes` left (the only
+    /// ones solved and stored); `None` for `points`.
+    fn reach(&self, prizes: CardSet) -> Option<Reach> {
+        (self.objective == Objective::Win && !self.every_diff)
+            .then(|| Reach::of(self.layout.n, prizes))
     }
 
     /// The value [`LayerEngine::solve_slice`] stores for canonical pattern `p` at score
@@ -269,6 +294,14 @@ impl LayerEngine {
         let views: Vec<(u8, &Slice)> = Self::dependencies(prizes)
             .map(|(upcard, rest)| (upcard, dependency(rest)))
             .collect();
+        if self.reach(prizes).is_some_and(|r| !r.contains_diff(d)) {
+            // what the slice holds there: no game is solved at a score difference that
+            // cannot occur
+            return Ok(Recomputed {
+                value: UNREACHABLE,
+                gap: 0.0,
+            });
+        }
         let pattern = self.layout.canonical[p];
         let scratch = &mut StateScratch::default();
         let recomputed = |(value, gap, _games): (f64, f64, u64), sign: f64| Recomputed {
@@ -373,10 +406,11 @@ impl LayerEngine {
     }
 
     /// The values of the prepared `win` pattern `p` at the score differences `first..`,
-    /// one per slot of `out`, and the largest certificate gap and the games solved:
-    /// what [`LayerEngine::solve_state`] gives at each d, bit for bit, with the work
-    /// reordered. Upcard after upcard, its game is filled at [`RUN`] consecutive d at a
-    /// time ([`matrix_fill::fill_win_run`]) and solved in pairs of neighbouring d, and
+    /// one per slot of `out` ([`UNREACHABLE`] where `reach` leaves d out), and the
+    /// largest certificate gap and the games solved: what [`LayerEngine::solve_state`]
+    /// gives at each reachable d, bit for bit, with the work reordered. Upcard after
+    /// upcard, its game is filled at [`RUN`] consecutive d at a time
+    /// ([`matrix_fill::fill_win_run`]) and solved at the reachable ones, in pairs, and
     /// each game's value is added to its d's total, so every total adds the same values
     /// in the same (upcard) order.
     #[allow(clippy::too_many_arguments)]
@@ -389,6 +423,7 @@ impl LayerEngine {
         out: &mut [f64],
         views: &[(u8, &Slice)],
         prizes: CardSet,
+        reach: &Reach,
     ) -> Result<(f64, u64), EngineError> {
         debug_assert_eq!(scratch.prepared, Some(p));
         solver.set_start(self.start);
@@ -398,12 +433,25 @@ impl LayerEngine {
             scratch.run_matrices.resize(RUN * size, 0.0);
         }
         out.fill(0.0);
+        let live = (first..first + out.len() as i32)
+            .filter(|&d| reach.contains_diff(d))
+            .count();
         let mut max_gap = 0.0f64;
         for (game, &(upcard, view)) in views.iter().enumerate() {
             let entries = &scratch.win[game * size..][..size];
             for (run, totals) in out.chunks_mut(RUN).enumerate() {
                 let d0 = first + (run * RUN) as i32;
-                let last = totals.len() - 1;
+                let mut reachable = [0usize; RUN];
+                let mut count = 0;
+                for j in 0..totals.len() {
+                    if reach.contains_diff(d0 + j as i32) {
+                        reachable[count] = j;
+                        count += 1;
+                    }
+                }
+                if count == 0 {
+                    continue;
+                }
                 let matrices = &mut scratch.run_matrices[..totals.len() * size];
                 matrix_fill::fill_win_run(matrices, entries, d0, &view.values);
                 let mut add = |j: usize, outcome: GameOutcome| {
@@ -412,23 +460,27 @@ impl LayerEngine {
                     max_gap = max_gap.max(outcome.gap);
                     Ok(())
                 };
-                let mut pairs = matrices.chunks_exact(2 * size);
-                for (i, pair) in (&mut pairs).enumerate() {
-                    let (m0, m1) = pair.split_at(size);
-                    let [o0, o1] = solver.solve_pair(m0, m1, rows, cols);
-                    add(2 * i, o0)?;
-                    add(2 * i + 1, o1)?;
+                let matrix = |j: usize| &matrices[j * size..][..size];
+                let mut pairs = reachable[..count].chunks_exact(2);
+                for pair in &mut pairs {
+                    let [o0, o1] = solver.solve_pair(matrix(pair[0]), matrix(pair[1]), rows, cols);
+                    add(pair[0], o0)?;
+                    add(pair[1], o1)?;
                 }
-                if !pairs.remainder().is_empty() {
-                    add(last, solver.solve(pairs.remainder(), rows, cols))?;
+                if let [j] = *pairs.remainder() {
+                    add(j, solver.solve(matrix(j), rows, cols))?;
                 }
             }
         }
         let k = self.layout.k as usize;
-        for total in out.iter_mut() {
-            *total /= k as f64;
+        for (total, d) in out.iter_mut().zip(first..) {
+            if reach.contains_diff(d) {
+                *total /= k as f64;
+            } else {
+                *total = UNREACHABLE;
+            }
         }
-        Ok((max_gap, (out.len() * views.len()) as u64))
+        Ok((max_gap, (live * views.len()) as u64))
     }
 }
 
@@ -638,6 +690,7 @@ pub fn fill_matrix(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reach::is_reachable;
     use crate::solution::InMemorySolution;
 
     /// The slices of `below` that the slice of `prizes` reads, by upcard.
@@ -680,17 +733,18 @@ mod tests {
 
     /// The prepared `win` fill, on both paths, gives, bit for bit, the matrices of
     /// [`fill_matrix`]: every sampled pattern of the 7-card game, every upcard, every
-    /// live score difference and some beyond; each entry is exactly -1 below its
-    /// [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`] on, and
-    /// nowhere else.
+    /// live score difference that can occur and some beyond; each entry is exactly -1
+    /// below its [`WinEntry::lost_below`] and exactly +1 from its [`WinEntry::won_from`]
+    /// on, and nowhere else.
     #[test]
     fn prepared_win_fill_equals_fill_matrix_bit_for_bit() {
         let mut matrices = 0u64;
-        for_sampled_win_patterns(7, |engine, scratch, _, views, range, p| {
+        for_sampled_win_patterns(7, |engine, scratch, prizes, views, range, p| {
             let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
             let size = rows * cols;
             let (mut got, mut want) = (vec![f64::NAN; size], vec![f64::NAN; size]);
-            for d in -range - 2..=range + 2 {
+            let reachable = (-range - 2..=range + 2).filter(|&d| is_reachable(7, prizes, d));
+            for d in reachable {
                 for (game, &(c, view)) in views.iter().enumerate() {
                     let entries = &scratch.win[game * size..][..size];
                     fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
@@ -711,14 +765,15 @@ mod tests {
         assert!(matrices > 100_000, "{matrices} matrices");
     }
 
-    /// The `win` run fill gives, game by game, [`fill_matrix`]'s matrices bit for bit:
-    /// runs of four (the AVX2 path where the CPU has it) and three (one by one) and the
-    /// portable run of four, from every start around the live score differences, every
-    /// sampled pattern of the 7-card game.
+    /// The `win` run fill gives, game by game, [`fill_matrix`]'s matrices bit for bit at
+    /// the score differences that can occur (the others read placeholders, and are not
+    /// solved): runs of four (the AVX2 path where the CPU has it) and three (one by one)
+    /// and the portable run of four, from every start around the live score
+    /// differences, every sampled pattern of the 7-card game.
     #[test]
     fn win_run_fill_equals_fill_matrix_bit_for_bit() {
         let mut matrices = 0u64;
-        for_sampled_win_patterns(7, |engine, scratch, _, views, range, p| {
+        for_sampled_win_patterns(7, |engine, scratch, prizes, views, range, p| {
             let (k, (rows, cols, children, signs)) = (engine.layout.k, engine.children.of(p));
             let size = rows * cols;
             let mut want = vec![f64::NAN; size];
@@ -731,6 +786,9 @@ mod tests {
                     matrix_fill::fill_win_run_portable(&mut portable, entries, d0, &view.values);
                     let games = got.chunks_exact(size).zip(portable.chunks_exact(size));
                     for ((got, portable), d) in games.zip(d0..) {
+                        if !is_reachable(7, prizes, d) {
+                            continue;
+                        }
                         fill_matrix(Objective::Win, &mut want, children, signs, d, c, view);
                         assert_eq!(bits(got), bits(&want), "k={k} p={p} d={d} run {run}");
                         assert_eq!(bits(portable), bits(&want), "k={k} p={p} d={d}");
@@ -743,23 +801,39 @@ mod tests {
     }
 
     /// [`LayerEngine::solve_win_run`] gives, bit for bit, the values and the largest gap
-    /// of [`LayerEngine::solve_state`] at every d (the values it stores, and those the
-    /// coordinator's checks and `verify` recompute): every sampled pattern of the 7-card
-    /// win game, a run over every live d and beyond.
+    /// of [`LayerEngine::solve_state`] at every d that can occur (the values it stores,
+    /// and those the coordinator's checks and `verify` recompute), and the placeholder
+    /// [`UNREACHABLE`] at the others, where it solves nothing: every sampled pattern of
+    /// the 7-card win game, a run over every live d.
     #[test]
     fn win_runs_equal_states_solved_one_by_one() {
         let mut solver = GameSolver::new();
-        let mut states = 0u64;
+        let (mut states, mut skipped) = (0u64, 0u64);
         for_sampled_win_patterns(7, |engine, scratch, prizes, views, range, p| {
             let k = engine.layout.k;
-            let first = -range - 2;
-            let mut run = vec![f64::NAN; (2 * range + 5) as usize];
+            let reach = Reach::of(7, prizes);
+            let first = -range;
+            let mut run = vec![0.0; (2 * range + 1) as usize];
             let (run_gap, games) = engine
-                .solve_win_run(&mut solver, scratch, p, first, &mut run, views, prizes)
+                .solve_win_run(
+                    &mut solver,
+                    scratch,
+                    p,
+                    first,
+                    &mut run,
+                    views,
+                    prizes,
+                    &reach,
+                )
                 .expect("certified");
-            assert_eq!(games, run.len() as u64 * u64::from(k));
+            assert_eq!(games, reach.count() as u64 * u64::from(k));
             let mut gap = 0.0f64;
             for (&got, d) in run.iter().zip(first..) {
+                if !reach.contains_diff(d) {
+                    assert_eq!(got.to_bits(), UNREACHABLE.to_bits(), "k={k} p={p} d={d}");
+                    skipped += 1;
+                    continue;
+                }
                 let (want, state_gap, _) = engine
                     .solve_state(&mut solver, scratch, p, d, views, prizes)
                     .expect("certified");
@@ -770,6 +844,10 @@ mod tests {
             assert_eq!(run_gap.to_bits(), gap.to_bits(), "k={k} p={p}");
         });
         assert!(states > 10_000, "{states} states");
+        assert!(
+            skipped > 1_000,
+            "{skipped} score differences that cannot occur"
+        );
     }
 
     /// The window of d read off the children's windows is exactly where the values of a
@@ -796,6 +874,10 @@ mod tests {
                     let at = Oriented::new(p as u32, false);
                     for d in -range..=range {
                         let v = slice.value(at, d);
+                        if !is_reachable(n, prizes, d) {
+                            assert!(v.is_nan() || v.abs() == 1.0, "placeholder or outside");
+                            continue;
+                        }
                         let want = match d {
                             d if d < lo => v == -1.0,
                             d if d >= hi => v == 1.0,

@@ -7,6 +7,7 @@
 //! - [`pattern`]: the merged A/B pattern of two hands and its perfect rank per layer.
 //! - [`prizes`]: colex rank of prize sets.
 //! - [`objective`]: `points` and `win`, and the score-difference range each stores.
+//! - [`reach`]: the score differences a `win` state can have at all.
 //! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
 //! - [`kernel`]: the certified matrix-game solver, the hot path.
 //! - [`slice`]: a prize set's values, dense or windowed over score differences.
@@ -36,6 +37,7 @@ pub mod objective;
 pub mod pattern;
 pub mod plan;
 pub mod prizes;
+pub mod reach;
 pub mod rules;
 pub mod shard;
 pub mod slice;

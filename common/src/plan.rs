@@ -5,6 +5,7 @@
 use crate::objective::Objective;
 use crate::pattern::PatternIndex;
 use crate::prizes::{prize_set_count, prize_unrank};
+use crate::reach::Reach;
 
 /// Matrix games per shard the planner aims for: large enough that per-shard overhead
 /// (a store batch, a progress update) is negligible, small enough to interrupt quickly.
@@ -21,7 +22,8 @@ pub struct LayerSize {
     pub slices: usize,
     /// (pattern, prize set) states, both orientations.
     pub states: u64,
-    /// Values a dense layout would store: canonical patterns x live score differences.
+    /// Values a dense layout would store: canonical patterns x live score differences
+    /// (for `win`, those that can occur: [`Reach`]).
     pub dense_values: u64,
     /// Matrix games to solve for the whole layer (symmetric `points` states are free).
     pub games: u64,
@@ -33,15 +35,18 @@ impl LayerSize {
         // exactly one pattern per layer is its own mirror: every card held by both
         let canonical = patterns.div_ceil(2);
         let slices = prize_set_count(n, k);
+        // `win`: the score differences that can occur (the only ones solved and stored)
         let widths: u64 = (0..slices as u32)
-            .map(|rank| objective.slice_width(prize_unrank(rank, k)) as u64)
+            .map(|rank| match objective {
+                Objective::Points => 1,
+                Objective::Win => Reach::of(n, prize_unrank(rank, k)).count() as u64,
+            })
             .sum();
         // the symmetric pattern is free for `points` and solved for d > 0 only for `win`
+        // (the reachable set is symmetric and holds 0)
         let symmetric_values: u64 = match objective {
             Objective::Points => 0,
-            Objective::Win => (0..slices as u32)
-                .map(|rank| objective.diff_range(prize_unrank(rank, k)) as u64)
-                .sum(),
+            Objective::Win => (widths - slices as u64) / 2,
         };
         let solved_values = (canonical - 1) * widths + symmetric_values;
         LayerSize {

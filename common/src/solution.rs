@@ -45,13 +45,31 @@ impl InMemorySolution {
         diff_search: DiffSearch,
         start: PivotStart,
     ) -> Result<InMemorySolution, EngineError> {
+        Self::solve_engines(n, objective, |engine| {
+            engine.diff_search = diff_search;
+            engine.start = start;
+        })
+    }
+
+    /// Solves every live score difference of `win`, those that cannot occur too, as db
+    /// formats before 6 did ([`LayerEngine::every_diff`]).
+    pub fn solve_every_diff(n: u8, objective: Objective) -> Result<InMemorySolution, EngineError> {
+        Self::solve_engines(n, objective, |engine| engine.every_diff = true)
+    }
+
+    /// Solves every layer with engines set up by `configure`.
+    fn solve_engines(
+        n: u8,
+        objective: Objective,
+        configure: impl Fn(&mut LayerEngine),
+    ) -> Result<InMemorySolution, EngineError> {
         let mut layers = vec![vec![terminal_slice()]];
         let mut layouts = vec![LayerLayout::new(n, 0)];
         let mut max_gaps = vec![0.0];
         let mut games = 0;
         for k in 1..=n {
-            let mut engine = LayerEngine::new(n, k, objective).with_start(start);
-            engine.diff_search = diff_search;
+            let mut engine = LayerEngine::new(n, k, objective);
+            configure(&mut engine);
             let below = &layers[k as usize - 1];
             let dependency = |prizes| &below[prize_rank(prizes) as usize];
             let mut slices = Vec::with_capacity(prize_set_count(n, k));

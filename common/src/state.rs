@@ -7,6 +7,7 @@ use crate::layout::{LayerLayout, Oriented, full_game};
 use crate::objective::Objective;
 use crate::pattern::Pattern;
 use crate::prizes::prize_rank;
+use crate::reach::{describe_reachable, is_reachable};
 use crate::slice::Slice;
 
 /// A concrete state: the two remaining hands, the remaining prizes and A's score minus
@@ -98,6 +99,20 @@ impl GameState {
         }
     }
 
+    /// For `win`, refuses a score difference that cannot occur with the state's prizes
+    /// left (a `win` db holds no value there); `points` values do not depend on it.
+    pub fn check_reachable(&self, objective: Objective) -> Result<(), InputError> {
+        if objective == Objective::Win && !is_reachable(self.n, self.prizes, self.diff) {
+            return Err(InputError::DiffUnreachable {
+                diff: i64::from(self.diff),
+                prizes: self.prizes,
+                n: self.n,
+                reachable: describe_reachable(self.n, self.prizes),
+            });
+        }
+        Ok(())
+    }
+
     /// The state's value, read from its own slice.
     pub fn value_in(&self, objective: Objective, layout: &LayerLayout, slice: &Slice) -> f64 {
         slice.value(self.locate(layout), self.effective_diff(objective))
@@ -119,6 +134,7 @@ impl GameState {
                 prizes: self.prizes,
             });
         }
+        self.check_reachable(objective)?;
         let (children, signs) = full_game(self.pattern(), below);
         let k = self.k() as usize;
         let mut matrix = vec![0.0; k * k];

@@ -215,7 +215,7 @@ pub fn check_form(n: u8, objective: Objective, k: u8, s: &Submitted) -> Result<S
     if !slice.is_canonical() {
         return Err(Rejection::NonCanonical { rank });
     }
-    if let Some(&value) = slice.values.iter().find(|v| !v.is_finite()) {
+    if let Some(value) = slice.stored_values().find(|v| !v.is_finite()) {
         return Err(Rejection::NonFinite { rank, value });
     }
     let scale = 1.0 + f64::from(gops_common::CardSet::full(n).sum());
@@ -268,7 +268,7 @@ pub fn check_slice(
             .into());
         }
     }
-    Ok(slice.values.len() as u64)
+    Ok(slice.stored_values().count() as u64)
 }
 
 #[cfg(test)]

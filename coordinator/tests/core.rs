@@ -9,7 +9,7 @@ use gops_common::checksum::digest_bytes;
 use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
-use gops_common::slice::Slice;
+use gops_common::slice::{Slice, UNREACHABLE};
 use gops_common::solution::InMemorySolution;
 use gops_coordinator::checks::{Rejection, Submitted};
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, CoreError, LeaseOutcome};
@@ -833,16 +833,16 @@ fn a_wider_window_than_needed_is_not_canonical() {
         .unwrap();
     for _ in 0..1_000 {
         let (lease_id, layer, _, mut slices) = lease_and_solve(&core, w, now);
-        // a slice with a pattern that starts with a -1 to its left can be widened
+        // a slice with a pattern that has a reachable -1 to its left can be widened
+        let widenable = |slice: &Slice, w: &gops_common::slice::Window| {
+            let reach = slice.reach.expect("a win slice knows its reach");
+            w.len > 0 && (0..usize::from(w.lo)).any(|p| reach.contains(p))
+        };
         let found = slices.iter().position(|s| {
             let slice =
                 Slice::decode_for(6, Objective::Win, layer, s.prize_rank, &s.bytes.body).unwrap();
-            slice
-                .windows
-                .as_ref()
-                .unwrap()
-                .iter()
-                .any(|w| w.lo > 0 && w.len > 0)
+            let windows = slice.windows.as_ref().unwrap();
+            windows.iter().any(|w| widenable(&slice, w))
         });
         let Some(i) = found else {
             core.submit(w, lease_id, slices, now).unwrap();
@@ -854,13 +854,18 @@ fn a_wider_window_than_needed_is_not_canonical() {
         let mut windows = slice.windows.clone().unwrap();
         let mut values = Vec::new();
         let mut widened = false;
+        let reach = slice.reach.expect("a win slice knows its reach");
         for w in windows.iter_mut() {
             let old = &slice.values[w.start as usize..w.start as usize + usize::from(w.len)];
             w.start = values.len() as u32;
-            if !widened && w.lo > 0 && w.len > 0 {
-                w.lo -= 1;
-                w.len += 1;
+            if !widened && widenable(&slice, w) {
+                // down to the next position that can occur, which holds a -1
+                let lo = (0..usize::from(w.lo)).rev().find(|&p| reach.contains(p));
+                let extra = usize::from(w.lo) - lo.expect("widenable");
+                w.lo -= extra as u16;
+                w.len += extra as u16;
                 values.push(-1.0);
+                values.extend(std::iter::repeat_n(UNREACHABLE, extra - 1));
                 widened = true;
             }
             values.extend_from_slice(old);
@@ -869,6 +874,7 @@ fn a_wider_window_than_needed_is_not_canonical() {
             diff_range: slice.diff_range,
             values,
             windows: Some(windows),
+            reach: Some(reach),
         };
         s.bytes.body = wide.encode();
         s.bytes.digest = digest_bytes(&s.bytes.body);

@@ -258,10 +258,13 @@ impl LayerExport {
     }
 
     /// The score differences exported for a state: 0 for `points`; for `win`, the live
-    /// ones, less those whose value is exactly -1 or +1 unless every one is asked for.
+    /// ones that can occur, less those whose value is exactly -1 or +1 unless every one
+    /// is asked for.
     fn diffs(&self, input: &SliceInputs, at: Oriented) -> Vec<i32> {
         let range = self.objective.diff_range(input.prizes);
+        let reach = input.slice.reach;
         (-range..=range)
+            .filter(|&d| reach.is_none_or(|r| r.contains_diff(d)))
             .filter(|&d| self.all_diffs || input.slice.value(at, d).abs() != 1.0)
             .collect()
     }

@@ -64,6 +64,7 @@ impl<'s> Oracle<'s> {
 
     /// The value for A of `state` before its next prize is turned up.
     pub fn value(&mut self, state: &GameState) -> Result<f64, QueryError> {
+        state.check_reachable(self.objective())?;
         let k = state.k();
         let slice = self.slice(k, state.prizes)?;
         let layout = self.layout(k);

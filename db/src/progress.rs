@@ -66,7 +66,7 @@ impl LayerProgress {
                 rank,
                 record.digest,
                 record.max_gap,
-                record.slice.values.len() as u64,
+                record.slice.stored_values().count() as u64,
             );
         }
         Ok((progress, damaged))

@@ -56,6 +56,7 @@ pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryErr
 pub fn state_value(store: &Store, state: &GameState) -> Result<f64, QueryError> {
     let k = state.k();
     let objective = store.objective();
+    state.check_reachable(objective)?;
     let slice = complete_slice(store, k, state.prize_rank())?;
     let layout = LayerLayout::new(store.n(), k);
     Ok(state.value_in(objective, &layout, &slice))

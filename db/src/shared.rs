@@ -76,6 +76,7 @@ impl SharedOracle {
 
     /// The value for A of `state` before its next prize is turned up.
     pub fn value(&self, state: &GameState) -> Result<f64, QueryError> {
+        state.check_reachable(self.objective())?;
         let k = state.k();
         let slice = self.slice(k, state.prizes)?;
         Ok(state.value_in(self.objective(), &self.layout(k), &slice))

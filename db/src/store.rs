@@ -33,9 +33,15 @@ use crate::slice_files::{Place, SliceFiles};
 /// (a resumed layer must be computed exactly as its first part was). New dbs are made in
 /// this format.
 ///
-/// 5: the kernel starts each simplex on B's minimax column ([`PivotStart::Minimax`]);
-/// the bytes are laid out as in format 4.
-pub const FORMAT_VERSION: u32 = 5;
+/// 6: `win` slices hold only the score differences that can occur
+/// ([`gops_common::reach::Reach`]); `points` dbs are laid out and computed as in format 5.
+pub const FORMAT_VERSION: u32 = 6;
+/// The kernel starts each simplex on B's minimax column ([`PivotStart::Minimax`]); the
+/// bytes are laid out as in format 4. `points` dbs of this format are read and resumed
+/// as they are; `win` dbs of it are refused ([`StoreError::WinFormat`]).
+pub const FORMAT_5: u32 = 5;
+/// The first format whose `win` slices hold only the score differences that can occur.
+pub const REACHABLE_WIN_FORMAT: u32 = 6;
 /// Slices in data files beside sled, values from the kernel that starts on the leftmost
 /// column: read, solved into (resumed) with that kernel, and kept in that format.
 pub const FORMAT_4: u32 = 4;
@@ -65,7 +71,7 @@ impl Manifest {
     /// How the kernel started its simplex for this db's values, so that resuming,
     /// checking and querying it compute exactly as its solve did.
     pub fn pivot_start(&self) -> PivotStart {
-        if self.format_version >= FORMAT_VERSION {
+        if self.format_version >= FORMAT_5 {
             PivotStart::Minimax
         } else {
             PivotStart::Leftmost
@@ -152,6 +158,10 @@ pub enum StoreError {
         "database format version {found} is not supported by this build (it reads {LEGACY_FORMAT_VERSION} to {FORMAT_VERSION}; a newer gops made this db)"
     )]
     Version { found: u32 },
+    #[error(
+        "database holds the {n}-card win game in format {found}, which stored every score difference; this build reads win dbs of format {REACHABLE_WIN_FORMAT} on, which store only those that can occur: solve the game again into a new db (`gops solve --n {n} --objective win --db NEW_DIR`; its values at every state that can occur are the same), or read this one with a gops built before format {REACHABLE_WIN_FORMAT} (points dbs of any format are read)"
+    )]
+    WinFormat { n: u8, found: u32 },
     #[error("storage error: {0}")]
     Io(String),
     #[error(
@@ -397,9 +407,15 @@ impl Store {
                 found: manifest.format_version,
             });
         }
-        manifest.objective()?;
+        let objective = manifest.objective()?;
         if !(1..=gops_common::MAX_N).contains(&manifest.n) {
             return Err(StoreError::Corrupt(format!("manifest: n = {}", manifest.n)));
+        }
+        if objective == Objective::Win && manifest.format_version < REACHABLE_WIN_FORMAT {
+            return Err(StoreError::WinFormat {
+                n: manifest.n,
+                found: manifest.format_version,
+            });
         }
         Ok(manifest)
     }

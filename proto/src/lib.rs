@@ -20,10 +20,12 @@ pub mod v1 {
 /// presents; a submission must name a lease its worker holds or held.
 /// 5: `Hello` answers the kernel's pivot start (db format 5 starts each simplex on B's
 /// minimax column; a worker of version 4 would compute other last bits).
+/// 6: `win` slices carry only the score differences that can occur (db format 6): a
+/// worker of version 5 would solve and send every one.
 ///
 /// `LocateSlices` and `Leave` came later without a bump: a coordinator that lacks them
 /// answers `Unimplemented`, and a worker then fetches as before, or just exits.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The largest message either side accepts (a slice of the 16-card game is at most a
 /// few tens of MiB; submissions are split to stay under this).

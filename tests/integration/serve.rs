@@ -136,8 +136,8 @@ fn the_api_answers_what_value_and_strategy_print() {
             "win",
             vec![
                 ("1,2,3,4", "1,2,3,4", "1,2,3,4", 0, 4),
-                ("1,4", "2,3", "1,3", 1, 3),
-                ("2,3,4", "1,2,4", "1,2,4", -2, 1),
+                ("1,4", "2,3", "1,3", 2, 3),
+                ("2,3,4", "1,2,4", "1,2,4", -3, 1),
                 ("3", "4", "2", 1, 2),
             ],
         ),
@@ -182,6 +182,20 @@ fn the_api_answers_what_value_and_strategy_print() {
         assert_eq!(game["n"], n);
         assert_eq!(game["objective"], objective);
         assert_eq!(game["complete"], true);
+        if objective == "win" {
+            // 2 and 4 played: the difference is even; 1 cannot occur, and is refused
+            // with the ones that can, by the API (400) as by the command line (exit 2)
+            let query = state_query("1,4", "2,3", "1,3", 1);
+            for path in [
+                format!("/api/value?{query}"),
+                format!("/api/strategy?{query}&upcard=3"),
+            ] {
+                let (status, body) = served.get(&path);
+                assert_eq!(status, 400, "{path}: {body}");
+                assert!(body.contains("cannot occur"), "{path}: {body}");
+                assert!(body.contains("-6, -4, -2, 0, 2, 4, 6"), "{path}: {body}");
+            }
+        }
     }
 }
 
