@@ -28,7 +28,8 @@ pub fn check(db: &Path, n: u8, objective: Objective, skip: bool) -> Result<(), F
         return Ok(());
     }
     let message = format!(
-        "the {n}-card {objective} db needs about {} more on disk ({} in all), but only {} is free where {} goes; free some space, choose another --db, or pass --skip-disk-check",
+        "the {n}-card {objective} db needs about {} more on disk ({} still to write and a 2 % margin; {} in all), but only {} is free where {} goes; free some space, choose another --db, or pass --skip-disk-check",
+        human_bytes(plan.needed()),
         human_bytes(plan.to_write()),
         human_bytes(plan.estimate),
         human_bytes(plan.free),

@@ -505,10 +505,13 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     loop {
         ticks.tick().await;
         let c = Arc::clone(&core);
-        let Ok(Ok(status)) = tokio::task::spawn_blocking(move || c.status(Instant::now())).await
+        // the live status: the same estimate of games left, recent rate and time left as
+        // `gops status --coordinator` and the dashboard show
+        let Ok(Ok(live)) = tokio::task::spawn_blocking(move || c.live_status(Instant::now())).await
         else {
             continue;
         };
+        let status = &live.cluster;
         let Some(layer) = status.open_layer else {
             // once: what to do now, rather than the same line every few seconds
             if !said_complete {
@@ -521,28 +524,15 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
         };
         let shards = status.shards.unwrap_or_default();
         let total = shards.pending + shards.leased + shards.done;
-        let remaining_games: u64 = status
-            .run
-            .layers
-            .iter()
-            .filter(|l| !l.complete)
-            .map(|l| {
-                l.states / l.slices.max(1) as u64 * (l.slices - l.done) as u64 * u64::from(l.k)
-            })
-            .sum();
-        let eta = if status.games_per_second > 0.0 {
-            format!(
-                "{:.0}s",
-                remaining_games as f64 / 2.0 / status.games_per_second
-            )
-        } else {
-            "unknown".into()
-        };
+        let eta = live
+            .eta_seconds
+            .map_or_else(|| "unknown".into(), |s| format!("{s:.0}s"));
         info!(
             layer,
             shards_done = shards.done,
             shards = total,
-            games_per_s = status.games_per_second as u64,
+            games_per_s = live.recent_games_per_second.unwrap_or(0.0) as u64,
+            games_left = live.games_left,
             workers = status.workers.len(),
             eta = %eta,
             "progress"
