@@ -169,14 +169,14 @@ pub struct CoordinatorArgs {
     pub verify_fraction: f64,
     /// Share of the submitted slices whose states are re-solved, each chosen at random
     /// with --verify-fraction / SHARE of its states: the same states re-solved in all,
-    /// fewer slices of the layer below read (0 < SHARE <= 1; see the README's
-    /// "Verification").
+    /// fewer slices of the layer below read (0 < SHARE <= 1; see
+    /// docs/guide/security.md).
     #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = parse_share, allow_negative_numbers = true)]
     pub verify_slices: f64,
     /// How submissions are verified: `sample` (--verify-fraction of each slice's states
     /// re-solved) or `replicate` (also: every shard solved by two workers, or two tokens
     /// when there is one per worker, and stored only when their copies agree; twice the
-    /// work). See the README's "Verification".
+    /// work). See docs/guide/security.md.
     #[arg(long, default_value = "sample", value_parser = ["sample", "replicate"])]
     pub verify_mode: String,
     /// Matrix games per shard the coordinator aims for (smaller shards spread a layer

@@ -53,7 +53,7 @@ fn print_status(status: &RunStatus) {
         crate::out!("db size: {}", human_bytes(status.db_bytes));
     } else {
         crate::out!(
-            "db size: {} (at most about {} when complete)",
+            "db size: {} (an estimated {} when complete)",
             human_bytes(status.db_bytes),
             human_bytes(status.estimated_db_bytes)
         );
