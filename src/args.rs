@@ -223,7 +223,8 @@ pub struct WorkerArgs {
     /// [default: fetch every slice].
     #[arg(long, value_name = "DIR")]
     pub slices_dir: Option<PathBuf>,
-    /// Give up after the coordinator has been unreachable this many seconds.
+    /// Give up after the coordinator has been unreachable this many seconds (at most 30
+    /// when it has never been reached: a mistyped address fails fast).
     #[arg(long, default_value_t = 900)]
     pub give_up_secs: u64,
 }

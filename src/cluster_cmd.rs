@@ -262,7 +262,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             // stopped by a signal before the run was complete: an interruption (130)
             Some(layer) if signalled.load(std::sync::atomic::Ordering::SeqCst) => {
                 Err(Failure::Interrupted(format!(
-                    "interrupted in layer {layer} with {stored} slices stored this run in {}; start the coordinator again to resume",
+                    "interrupted in layer {layer} with {} stored this run in {}; start the coordinator again to resume",
+                    crate::output::counted(stored, "slice", "slices"),
                     args.db.display()
                 )))
             }

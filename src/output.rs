@@ -52,6 +52,11 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun: "1 slice", "2,047 slices".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
 /// A game value for people: rounded to 12 decimals (the certificate tolerance is far
 /// coarser, so the digits after those are rounding noise), trailing zeros dropped, and
 /// never "-0". `--json` keeps every bit.
@@ -87,6 +92,13 @@ mod tests {
         assert_eq!(super::count(999), "999");
         assert_eq!(super::count(1000), "1,000");
         assert_eq!(super::count(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn counts_take_their_plural() {
+        assert_eq!(super::counted(1, "slice", "slices"), "1 slice");
+        assert_eq!(super::counted(0, "slice", "slices"), "0 slices");
+        assert_eq!(super::counted(2047, "slice", "slices"), "2,047 slices");
     }
 
     #[test]

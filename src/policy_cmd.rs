@@ -105,11 +105,18 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
         store.objective(),
         p.name()
     );
-    crate::out!("game value for A:          {:.12}", result.game_value);
-    crate::out!("A's value with the policy: {:.12}", result.policy_value);
+    // rounded as values are for people (12 decimals, never "-0"); --json keeps every bit
     crate::out!(
-        "exploitability:            {:.12}  ({} states evaluated)",
-        result.exploitability,
+        "game value for A:          {}",
+        crate::output::value(result.game_value)
+    );
+    crate::out!(
+        "A's value with the policy: {}",
+        crate::output::value(result.policy_value)
+    );
+    crate::out!(
+        "exploitability:            {}  ({} states evaluated)",
+        crate::output::value(result.exploitability),
         count(result.states)
     );
     Ok(())

@@ -113,12 +113,13 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         store.path().display()
     );
     crate::out!(
-        "{} states, {} matrix games in this run ({} slices), {:.2} s wall, {} games/s on {threads} threads",
+        "{} states, {} matrix games in this run ({}), {:.2} s wall, {} games/s on {}",
         count(summary.states),
         count(summary.games),
-        summary.slices,
+        crate::output::counted(summary.slices as u64, "slice", "slices"),
         seconds,
-        count(rate as u64)
+        count(rate as u64),
+        crate::output::counted(threads as u64, "thread", "threads")
     );
     let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
     match crate::memory::peak_rss() {

@@ -378,8 +378,15 @@ impl Coordinator {
         inner.events.record_now(
             EventKind::LayerComplete,
             format!(
-                "layer {} complete: {} slices, checksum {}",
-                record.k, record.slices, record.checksum
+                "layer {} complete: {} {}, checksum {}",
+                record.k,
+                record.slices,
+                if record.slices == 1 {
+                    "slice"
+                } else {
+                    "slices"
+                },
+                record.checksum
             ),
         );
         self.observer.layer_done(&record);

@@ -500,6 +500,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 
 async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
     let mut said_complete = false;
     loop {

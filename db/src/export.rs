@@ -257,10 +257,13 @@ impl LayerExport {
         })
     }
 
-    /// The score differences exported for a state: 0 for `points`; for `win`, the live
-    /// ones that can occur, less those whose value is exactly -1 or +1 unless every one
-    /// is asked for.
+    /// The score differences exported for a state: 0 for `points` (every state, whatever
+    /// its value); for `win`, the live ones that can occur, less those whose value is
+    /// exactly -1 or +1 unless every one is asked for.
     fn diffs(&self, input: &SliceInputs, at: Oriented) -> Vec<i32> {
+        if self.objective == Objective::Points {
+            return vec![0];
+        }
         let range = self.objective.diff_range(input.prizes);
         let reach = input.slice.reach;
         (-range..=range)

@@ -23,11 +23,17 @@ pub enum QueryError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
-        "layer {k} ({k} cards left) is not solved yet in this database: run `gops solve` to finish it"
+        "layer {k} ({k} {} left) is not solved yet in this database: run `gops solve` to finish it",
+        cards(.k)
     )]
     NotSolved { k: u8 },
     #[error("the matrix game could not be certified (gap {gap:e})")]
     Uncertified { gap: f64 },
+}
+
+/// "card" or "cards", for `k` of them.
+fn cards(k: &u8) -> &'static str {
+    if *k == 1 { "card" } else { "cards" }
 }
 
 impl QueryError {

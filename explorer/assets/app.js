@@ -335,6 +335,9 @@ function renderPlay(game) {
   const result = $('#play-result');
   result.hidden = !game.over;
   result.textContent = game.over ? 'Final score: you ' + game.you + ', bot ' + game.bot + ': ' + game.result + '.' : '';
+  // green for a win, red for a loss, neutral for a tie
+  const outcome = game.you > game.bot ? 'won' : game.you < game.bot ? 'lost' : 'tied';
+  result.className = 'result ' + outcome;
   $('#play-history').replaceChildren(...game.rounds.map((r) => el('li', { text: roundLine(r) })));
 }
 
@@ -459,6 +462,19 @@ async function selftest() {
       result: $('#play-result').hidden ? null : $('#play-result').textContent,
     };
     out.checks.play_finished = out.play.result !== null && out.play.rounds === N && bids === N;
+    // the final line's colour follows the outcome: a loss is never shown as a win
+    const shownAs = getComputedStyle($('#play-result')).color;
+    const colourOf = (name) => {
+      const probe = el('span', { class: 'result ' + name });
+      document.body.append(probe);
+      const colour = getComputedStyle(probe).color;
+      probe.remove();
+      return colour;
+    };
+    const outcome = out.play.you > out.play.bot ? 'won' : out.play.you < out.play.bot ? 'lost' : 'tied';
+    out.play.outcome = outcome;
+    out.checks.play_result_colour = shownAs === colourOf(outcome)
+      && colourOf('won') !== colourOf('lost') && colourOf('lost') !== colourOf('tied');
     out.ok = Object.values(out.checks).every(Boolean);
   } catch (error) {
     out.error = String((error && error.message) || error);

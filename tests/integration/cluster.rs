@@ -451,3 +451,31 @@ fn a_storm_of_kill_9_ends_with_the_single_process_checksums() {
     assert!(ok, "coordinator failed:\n{}", lines.join("\n"));
     assert_eq!(checksums(&db), reference(11, "points"));
 }
+
+/// A worker whose coordinator never answers (a mistyped address) gives up within about
+/// 30 s with a message naming the likely cause, not after --give-up-secs (120 here).
+#[test]
+fn a_worker_that_never_reaches_its_coordinator_fails_fast() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    let (ok, lines) = worker(&url, &[])
+        .finish_within(Duration::from_secs(90))
+        .expect("the worker gives up well before --give-up-secs");
+    assert!(!ok, "{lines:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("could not reach the coordinator in 3")),
+        "{lines:?}"
+    );
+}

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int32Type, UInt8Type};
 use arrow_array::{Array, ListArray};
+use gops_common::objective::Objective;
+use gops_common::plan::LayerSize;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
@@ -308,6 +310,16 @@ fn every_format_reads_back_equal_to_value_and_strategy() {
         (1..=5).map(per_state).sum::<usize>(),
         states.len(),
         "rows per state"
+    );
+    // every canonical state of the game, those whose value is exactly -1 or +1 too (a
+    // one-card state with prize 1 left is worth exactly ±1)
+    let canonical: u64 = (1..=5)
+        .map(|k| LayerSize::of(5, k, Objective::Points).dense_values)
+        .sum();
+    assert_eq!(states.len() as u64, canonical, "every canonical state");
+    assert!(
+        rows.iter()
+            .any(|r| r.upcard.is_none() && r.value.abs() == 1.0)
     );
     check_rows_against_cli(&db, &rows, 13, 0.0);
 

@@ -66,7 +66,7 @@ fn killed_solve_resumes_to_the_same_checksums() {
             "--db",
             db.to_str().unwrap(),
         ])
-        .env("RUST_LOG", "info")
+        .env("RUST_LOG", "info,gops_worker=debug")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

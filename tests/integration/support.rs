@@ -175,7 +175,8 @@ impl Proc {
         };
         let mut child = command
             .args(args)
-            .env("RUST_LOG", "info")
+            // the worker's per-shard lines ("shard leased", "shard done") are debug
+            .env("RUST_LOG", "info,gops_worker=debug")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

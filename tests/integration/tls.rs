@@ -140,8 +140,11 @@ fn a_tls_cluster_matches_the_single_process_run_and_refuses_strangers() {
     ]);
     let (ok, lines) = plain_worker.finish();
     assert!(!ok);
+    // never reached (no hello answered): the first-contact message
     assert!(
-        lines.iter().any(|l| l.contains("gave up")),
+        lines
+            .iter()
+            .any(|l| l.contains("could not reach the coordinator")),
         "{}",
         lines.join("\n")
     );

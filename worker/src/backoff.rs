@@ -12,6 +12,9 @@ pub struct Backoff {
     pub max: Duration,
     /// Give up once the coordinator has been unreachable this long.
     pub give_up_after: Duration,
+    /// Give up this soon (if sooner) when the coordinator has never been reached: a
+    /// mistyped address should fail fast, a coordinator that went away is waited for.
+    pub first_contact: Duration,
 }
 
 impl Default for Backoff {
@@ -20,11 +23,24 @@ impl Default for Backoff {
             base: Duration::from_millis(100),
             max: Duration::from_secs(5),
             give_up_after: Duration::from_secs(15 * 60),
+            first_contact: FIRST_CONTACT,
         }
     }
 }
 
+/// How long a worker that has never reached its coordinator keeps trying.
+pub const FIRST_CONTACT: Duration = Duration::from_secs(30);
+
 impl Backoff {
+    /// This backoff for a coordinator never reached yet: it gives up after
+    /// [`Backoff::first_contact`] at most.
+    pub fn for_first_contact(&self) -> Backoff {
+        Backoff {
+            give_up_after: self.give_up_after.min(self.first_contact),
+            ..self.clone()
+        }
+    }
+
     /// The delay before retry number `attempt` (0-based): base * 2^attempt capped at
     /// max, then scaled by a random factor in [0.5, 1.0] so workers do not retry in step.
     pub fn delay(&self, attempt: u32) -> Duration {
@@ -84,6 +100,7 @@ mod tests {
             base: Duration::from_millis(10),
             max: Duration::from_millis(100),
             give_up_after: Duration::from_secs(1),
+            first_contact: Duration::from_secs(1),
         };
         for attempt in 0..40 {
             let d = b.delay(attempt);

@@ -67,14 +67,24 @@ pub struct WorkerSummary {
     pub dependencies: SourceCounts,
 }
 
+/// How long a worker told that the run is complete waits for its last submission.
+const FINISHED_GRACE: Duration = Duration::from_secs(10);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("bad coordinator address '{0}': {1}")]
     Address(String, String),
     #[error("the coordinator refused: {0}")]
     Refused(String),
-    #[error("gave up after the coordinator was unreachable for {0:?}: {1}")]
+    #[error("gave up after the coordinator was unreachable for {} s: {}", .0.as_secs(), .1)]
     GaveUp(Duration, String),
+    /// The coordinator was never reached (a mistyped address, a coordinator not started).
+    #[error(
+        "could not reach the coordinator in {} s (is --coordinator right, and is it running?): {}",
+        .0.as_secs(),
+        .1
+    )]
+    NeverReached(Duration, String),
     /// Asked to stop while the coordinator could not be reached: the shard in hand, if
     /// any, is leased again once its lease runs out.
     #[error("stopped while the coordinator was unreachable: {0}")]
@@ -186,7 +196,21 @@ async fn work(
         let ready = match next {
             Next::Ready(ready) => ready,
             Next::Finished => {
-                settle(&mut in_flight, &mut summary).await?;
+                // the run is complete, so every slice is stored and a submission still in
+                // flight adds nothing; the coordinator may exit before it lands (it stops
+                // once every live worker has heard "finished"), so wait a little, then go
+                let last =
+                    tokio::time::timeout(FINISHED_GRACE, settle(&mut in_flight, &mut summary));
+                match last.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        warn!(error = %e, "the run is complete; the last submission did not land (nothing was missing)")
+                    }
+                    Err(_) => warn!(
+                        grace_secs = FINISHED_GRACE.as_secs(),
+                        "the run is complete; stopped waiting for the last submission (nothing was missing)"
+                    ),
+                }
                 summary.dependencies = sources.counts;
                 info!(
                     shards = summary.shards,
@@ -318,7 +342,8 @@ async fn next_shard(
     };
     let shard = LeasedShard::from_proto(shard, session.n)?;
     let layer = shard.layer;
-    info!(
+    // per shard: a detail (`--log debug`); layers are what the default log shows
+    debug!(
         layer,
         lease = %shard.lease_id,
         slices = shard.prize_ranks.len(),

@@ -53,6 +53,9 @@ pub async fn keep_lease(
     phase: Phase,
 ) {
     let mut beats = tokio::time::interval(every.max(Duration::from_millis(1)));
+    // a process frozen for a while (SIGSTOP, a suspended machine) sends one heartbeat on
+    // waking, not one for every beat it missed
+    beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     beats.tick().await;
     loop {
         beats.tick().await;

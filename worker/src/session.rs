@@ -119,13 +119,25 @@ impl Session {
             worker_name: name.to_string(),
             threads: threads as u32,
         };
-        let reply = match self
-            .call("hello", |mut c| {
-                let r = request.clone();
-                async move { c.hello(r).await }
-            })
-            .await?
-        {
+        // never reached yet: fail fast (a mistyped address); else wait as long as usual
+        let first_contact = self.worker_id.is_none();
+        let backoff = if first_contact {
+            self.backoff.for_first_contact()
+        } else {
+            self.backoff.clone()
+        };
+        let called = call_with(&self.client, &backoff, &self.stop, "hello", |mut c| {
+            let r = request.clone();
+            async move { c.hello(r).await }
+        })
+        .await;
+        let reply = match called {
+            Err(ClientError::GaveUp(after, why)) if first_contact => {
+                return Err(ClientError::NeverReached(after, why));
+            }
+            other => other?,
+        };
+        let reply = match reply {
             Called::Done(reply) => reply,
             Called::Forgotten => {
                 return Err(ClientError::Protocol(

@@ -10,7 +10,7 @@ use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::{SliceData, SubmitRequest};
 use gops_proto::wire::slice_data;
 use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::{debug, error, warn};
 
 use crate::backoff::Backoff;
 use crate::call::{Called, call_with};
@@ -176,7 +176,8 @@ pub async fn settle(
             summary.duplicates += counted.duplicates;
             summary.held += counted.held;
             summary.games += shard.games;
-            info!(
+            // per shard: a detail (`--log debug`)
+            debug!(
                 layer = shard.layer,
                 slices = shard.slices,
                 stored = counted.stored,
