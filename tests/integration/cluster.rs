@@ -342,15 +342,19 @@ fn status_from_a_coordinator_needs_the_token() {
     assert_eq!(checksums(&db), reference(4, "points"));
 }
 
-#[test]
-fn a_worker_asked_to_stop_while_the_coordinator_is_unreachable_exits_promptly() {
-    // a port that was free a moment ago: nothing answers there
+/// The URL of a port that was free a moment ago: nothing answers there.
+fn nobody_there() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let url = format!("http://127.0.0.1:{port}");
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn a_worker_asked_to_stop_while_the_coordinator_is_unreachable_exits_promptly() {
+    let url = nobody_there();
     // worker() gives up after 120 s unreachable: the stop must come well before that
     let mut w = worker(&url, &[]);
     w.wait_for("unreachable", |l| l.contains("coordinator unreachable"));
@@ -456,12 +460,7 @@ fn a_storm_of_kill_9_ends_with_the_single_process_checksums() {
 /// 30 s with a message naming the likely cause, not after --give-up-secs (120 here).
 #[test]
 fn a_worker_that_never_reaches_its_coordinator_fails_fast() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}");
+    let url = nobody_there();
     let started = Instant::now();
     let (ok, lines) = worker(&url, &[])
         .finish_within(Duration::from_secs(90))
