@@ -5,7 +5,8 @@
 use gops_coordinator::status::ClusterStatus;
 use gops_db::disk::human_bytes;
 use gops_db::status::{RunStatus, run_status};
-use gops_db::store::Store;
+use gops_db::status_file::{self, StatusSnapshot};
+use gops_db::store::{Store, StoreError};
 use gops_proto::v1::StatusRequest;
 use gops_worker::backoff::tls_refusal;
 use gops_worker::connect_with_ca;
@@ -19,13 +20,39 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let Some(db) = &args.db else {
         return remote_status(&args);
     };
-    let store = Store::open_existing(db)?;
+    let store = match Store::open_existing(db) {
+        Ok(store) => store,
+        // held by a running solve or coordinator: the status it writes beside the db
+        Err(StoreError::Locked(path)) => match status_file::read(db) {
+            Some(snapshot) => return print_in_use(&args, &snapshot),
+            None => return Err(StoreError::Locked(path).into()),
+        },
+        Err(e) => return Err(e.into()),
+    };
     let status = run_status(&store)?;
     if args.json {
         crate::out!("{}", to_json(&status));
     } else {
         print_status(&status);
     }
+    Ok(())
+}
+
+/// The status of a db another process holds, as that process last wrote it: the same
+/// table (or JSON, with `"in_use": true` and `"as_of_unix_ms"`), and when it was written.
+fn print_in_use(args: &StatusArgs, snapshot: &StatusSnapshot) -> Result<(), Failure> {
+    if args.json {
+        let mut object = serde_json::to_value(&snapshot.status).expect("a status serialises");
+        object["in_use"] = serde_json::json!(true);
+        object["as_of_unix_ms"] = serde_json::json!(snapshot.written_unix_ms);
+        crate::out!("{object}");
+        return Ok(());
+    }
+    crate::out!(
+        "(in use by a running solve or coordinator: its status as it wrote it {} s ago)",
+        snapshot.age_seconds()
+    );
+    print_status(&snapshot.status);
     Ok(())
 }
 

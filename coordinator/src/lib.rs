@@ -16,6 +16,7 @@
 //! - [`fetch_model`]: the dependency slices a layer's workers fetch with their caches, by
 //!   the real lease order (for sizing a coordinator's network).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
+//! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
 //!   serves them and the dashboard.
@@ -35,4 +36,5 @@ pub mod rate;
 pub mod registry;
 pub mod scale;
 pub mod service;
+pub mod stall;
 pub mod status;

@@ -23,12 +23,13 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::FetchSlots;
 use crate::registry::Credential;
+use crate::stall::StallWatch;
 
 impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
@@ -434,6 +435,7 @@ pub async fn serve_with_tls(
         builder = builder.tls_config(tls)?;
     }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
+    let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core)));
     // small replies must not wait for Nagle's algorithm (40 ms stalls per call)
     let incoming = TcpListenerStream::new(listener).map(|stream| {
         stream.inspect(|s| {
@@ -467,6 +469,7 @@ pub async fn serve_with_tls(
         }
     };
     logger.abort();
+    status_writer.abort();
     result
 }
 
@@ -498,11 +501,40 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// How often the run's status is written beside the db.
+const STATUS_FILE_EVERY: Duration = Duration::from_secs(2);
+
+/// Writes the run's status into the db directory's status file every
+/// [`STATUS_FILE_EVERY`], so that `gops status --db` in another terminal can show it
+/// while this process holds the db ([`gops_db::status_file`]). A write that fails is
+/// logged at debug and tried again next time: it is a convenience, never the run's
+/// business.
+async fn keep_status_file(core: Arc<Coordinator>) {
+    let mut ticks = tokio::time::interval(STATUS_FILE_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let c = Arc::clone(&core);
+        let written = tokio::task::spawn_blocking(move || {
+            let status = gops_db::status::run_status(c.store()).map_err(|e| e.to_string())?;
+            let snapshot = gops_db::status_file::StatusSnapshot::now(status);
+            gops_db::status_file::write(c.store().path(), &snapshot).map_err(|e| e.to_string())
+        })
+        .await;
+        if let Ok(Err(why)) = written {
+            debug!(error = %why, "cannot write the status file");
+        }
+    }
+}
+
 async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
     let mut said_complete = false;
+    // a run that does not move is said so: after four leases without a live worker, or
+    // without anything stored while workers are connected
+    let mut stalls = StallWatch::new(core.config().lease * 4, Instant::now());
     loop {
         ticks.tick().await;
         let c = Arc::clone(&core);
@@ -538,5 +570,9 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
             eta = %eta,
             "progress"
         );
+        let names: Vec<String> = status.workers.iter().map(|w| w.name.clone()).collect();
+        if let Some(stall) = stalls.observe(Instant::now(), live.games_this_run, &names) {
+            warn!(layer, "{}", stall.describe());
+        }
     }
 }

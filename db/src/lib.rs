@@ -7,6 +7,7 @@
 //! - [`slice_files`]: the append-only data files that hold the slices' bytes.
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
+//! - [`status_file`]: that status in a file beside the db, for a reader while it is in use.
 //! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
 //! - [`query`]: a state's value and the strategies of a revealed game.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
@@ -24,5 +25,6 @@ pub mod query;
 pub mod shared;
 pub mod slice_files;
 pub mod status;
+pub mod status_file;
 pub mod store;
 pub mod verify;

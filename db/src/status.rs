@@ -2,12 +2,12 @@
 //! complete its checksum and largest certificate gap (DESIGN §6 `status --json`).
 
 use gops_common::plan::LayerSize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::store::{Store, StoreError};
 
 /// One layer in `status` (DESIGN §6).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LayerStatus {
     pub k: u8,
     pub slices: usize,
@@ -24,7 +24,7 @@ pub struct LayerStatus {
 }
 
 /// The run's status (DESIGN §6 `status --json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunStatus {
     pub n: u8,
     pub objective: String,

@@ -58,12 +58,9 @@ function svgEl(tag, attrs, children) {
   return node;
 }
 
-/** A card's face: A, 2..10, J, Q, K up to 13 cards; the number beyond. */
+/** A card as the command line writes it: its number (faces such as "A" would read as
+ *  player A, and "J", "Q", "K" as nothing the rest of gops says). */
 function label(card) {
-  if (N <= 13) {
-    const faces = { 1: 'A', 11: 'J', 12: 'Q', 13: 'K' };
-    if (faces[card]) return faces[card];
-  }
   return String(card);
 }
 

@@ -478,3 +478,19 @@ fn a_worker_that_never_reaches_its_coordinator_fails_fast() {
         "{lines:?}"
     );
 }
+
+/// A coordinator that no worker joins says so in its log after four leases, with what to
+/// do, instead of waiting in silence.
+#[test]
+fn a_coordinator_without_workers_says_so() {
+    let (_dir, db) = temp_db();
+    // the helper logs progress every second
+    let (mut coord, _url) = coordinator(&db, 5, "127.0.0.1:0", &["--lease-ms", "500"]);
+    let line = coord.wait_for_within(Duration::from_secs(60), "no live worker", |l| {
+        l.contains("no live worker for")
+    });
+    assert!(line.contains("gops worker --coordinator"), "{line}");
+    coord.terminate();
+    let (code, lines) = coord.finish_code();
+    assert_eq!(code, Some(130), "{lines:?}");
+}

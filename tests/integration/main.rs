@@ -17,6 +17,7 @@ mod reference;
 mod resume;
 mod serve;
 mod signals;
+mod status;
 mod support;
 mod tls;
 mod verify;

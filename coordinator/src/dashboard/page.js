@@ -72,17 +72,24 @@
   function summary(s) {
     const done = s.layers.reduce((a, l) => a + l.done, 0);
     const total = s.layers.reduce((a, l) => a + l.slices, 0);
-    $("overall").textContent = int(done) + " / " + int(total);
-    $("overall-bar").replaceWith(bar(done, total, { id: "overall-bar", "data-complete": s.complete }));
+    $("overall").textContent = int(done) + " / " + int(total) + " slices";
+    // the bar and its text show the same thing: the share of the work (matrix games)
+    // done; slices differ in size by orders of magnitude, so their count is no measure
     const allGames = s.layer_games.reduce((a, g) => a + g, 0);
-    const work = allGames > 0 ? 100 * (1 - s.games_left / allGames) : (s.complete ? 100 : 0);
+    const work = Math.max(0, Math.min(100,
+      allGames > 0 ? 100 * (1 - s.games_left / allGames) : (s.complete ? 100 : 0)));
+    $("overall-bar").replaceWith(bar(Math.round(10 * work), 1000,
+      { id: "overall-bar", "data-complete": s.complete, "data-work": work.toFixed(1) }));
     const layersDone = s.layers.filter((l) => l.complete).length;
     $("overall-sub").textContent = layersDone + " of " + s.layers.length + " layers · " +
-      Math.max(0, Math.min(100, work)).toFixed(1) + "% of the work";
+      work.toFixed(1) + "% of the work";
 
-    $("rate").textContent = compact(s.games_per_second) + " games/s";
-    $("rate-sub").textContent = compact(s.slices_per_second) + " slices/s · " +
-      int(s.games_this_run) + " games this run";
+    // the speed now (the last minute's), as the time left uses; the average since the
+    // coordinator started (before any worker joined, too) only beside it
+    const recent = s.recent_games_per_second;
+    $("rate").textContent = recent == null ? "–" : compact(recent) + " games/s";
+    $("rate-sub").textContent = (recent == null ? "no speed now · " : "last minute · ") +
+      compact(s.games_per_second) + " average · " + int(s.games_this_run) + " games this run";
 
     if (s.complete) {
       $("eta").textContent = "done";
