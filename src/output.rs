@@ -57,6 +57,16 @@ pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
+/// Seconds for people: "35 s", "4 min 10 s", "2 h 05 min".
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// A game value for people: rounded to 12 decimals (the certificate tolerance is far
 /// coarser, so the digits after those are rounding noise), trailing zeros dropped, and
 /// never "-0". `--json` keeps every bit.
@@ -92,6 +102,14 @@ mod tests {
         assert_eq!(super::count(999), "999");
         assert_eq!(super::count(1000), "1,000");
         assert_eq!(super::count(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(super::duration(34.6), "35 s");
+        assert_eq!(super::duration(250.0), "4 min 10 s");
+        assert_eq!(super::duration(7_500.0), "2 h 05 min");
+        assert_eq!(super::duration(-3.0), "0 s");
     }
 
     #[test]

@@ -165,6 +165,15 @@ fn print_cluster(status: &ClusterStatus) {
         status.workers_registered,
         status.games_per_second as u64
     );
+    // the coordinator's one estimate, as its log and dashboard show it
+    match status.eta_seconds {
+        Some(_) if status.run.complete => {}
+        Some(seconds) => crate::out!(
+            "time left: about {} at the last minute's speed",
+            crate::output::duration(seconds)
+        ),
+        None => crate::out!("time left: unknown (nothing stored in the last minute)"),
+    }
     for w in &status.workers {
         crate::out!(
             "  worker {} {:<20} {:>3} threads {:>8} slices {:>3} rejected",

@@ -18,12 +18,20 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use percent_encoding::percent_decode_str;
 
-use crate::metrics::Shared;
+use crate::cluster::Coordinator;
 use crate::service::AccessTokens;
 
 const HTML: &str = include_str!("dashboard/page.html");
 const CSS: &str = include_str!("dashboard/page.css");
 const SCRIPT: &str = include_str!("dashboard/page.js");
+
+/// What the HTTP handlers (the dashboard's and `/metrics`) need: the coordinator and its
+/// tokens.
+pub(crate) struct Shared {
+    pub(crate) core: Arc<Coordinator>,
+    /// The coordinator's tokens: any of them reads the metrics and the dashboard.
+    pub(crate) tokens: AccessTokens,
+}
 
 /// The page: the HTML with its style sheet and script in place.
 pub fn page() -> &'static str {

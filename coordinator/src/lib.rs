@@ -3,7 +3,11 @@
 //!
 //! The way a shard travels, module by module:
 //! - [`cluster`]: the [`cluster::Coordinator`]: hello, lease, fetch, heartbeat, submit,
-//!   status, in that order, free of gRPC.
+//!   status, in that order, free of gRPC; one file per step (`sessions`, `leases`,
+//!   `slices`, `submit`, `disputes`, `layers`, `status`) around one struct and one lock,
+//!   with its settings and its answers in the leaves below.
+//! - [`config`]: the coordinator's settings and their bounds.
+//! - [`error`]: what its calls answer: errors and outcomes.
 //! - [`open_layer`]: the layer being solved: its progress record, engine, ledger and the
 //!   cache of slices below that checks read.
 //! - [`ledger`]: the lease ledger of the open layer (pure, takes `now`).
@@ -13,8 +17,6 @@
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
-//! - [`fetch_model`]: the dependency slices a layer's workers fetch with their caches, by
-//!   the real lease order (for sizing a coordinator's network).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
@@ -24,9 +26,10 @@
 
 pub mod checks;
 pub mod cluster;
+pub mod config;
 pub mod dashboard;
+pub mod error;
 pub mod events;
-pub mod fetch_model;
 pub mod fetch_slots;
 pub mod ledger;
 pub mod metrics;
@@ -34,7 +37,6 @@ pub mod observer;
 pub mod open_layer;
 pub mod rate;
 pub mod registry;
-pub mod scale;
 pub mod service;
 pub mod stall;
 pub mod status;

@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tracing::{debug, info, warn};
 
 use crate::cluster::Coordinator;
-use crate::dashboard;
+use crate::dashboard::{self, Shared};
 use crate::service::AccessTokens;
 
 /// The metrics in the Prometheus text format.
@@ -182,13 +182,6 @@ const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
 /// The content type of what [`render`] writes (the OpenMetrics text format).
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// What the handlers need.
-pub(crate) struct Shared {
-    pub(crate) core: Arc<Coordinator>,
-    /// The coordinator's tokens: any of them reads the metrics and the dashboard.
-    pub(crate) tokens: AccessTokens,
-}
 
 /// Serves `GET /metrics`, the dashboard (`GET /`) and its data (`GET /api/status`) on
 /// `listener` until the task is dropped; with a token, only to requests that carry it

@@ -15,7 +15,7 @@ use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
 use tracing::error;
 
-use crate::cluster::CoordinatorConfig;
+use crate::config::CoordinatorConfig;
 use crate::ledger::{LeaseLedger, Party};
 
 /// A copy of a slice waiting for confirmation.

@@ -557,7 +557,7 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
         };
         let shards = status.shards.unwrap_or_default();
         let total = shards.pending + shards.leased + shards.done;
-        let eta = live
+        let eta = status
             .eta_seconds
             .map_or_else(|| "unknown".into(), |s| format!("{s:.0}s"));
         info!(

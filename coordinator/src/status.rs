@@ -65,6 +65,11 @@ pub struct ClusterStatus {
     pub failure: Option<String>,
     /// Damaged slices found and solved again this run.
     pub repaired_slices: u64,
+    /// Seconds to solve the games left ([`games_left`]) at the last minute's speed
+    /// ([`eta_seconds`]): the one estimate of the time left that the progress log, `gops
+    /// status --coordinator` and the dashboard show. `null` while there is no speed to
+    /// tell, 0 once the run is complete.
+    pub eta_seconds: Option<f64>,
 }
 
 impl ClusterStatus {
@@ -120,6 +125,7 @@ impl ClusterStatus {
             workers_registered: self.workers_registered,
             failure: self.failure.clone(),
             repaired_slices: self.repaired_slices,
+            eta_seconds: self.eta_seconds,
         }
     }
 
@@ -193,6 +199,7 @@ impl ClusterStatus {
             workers_registered: reply.workers_registered,
             failure: reply.failure,
             repaired_slices: reply.repaired_slices,
+            eta_seconds: reply.eta_seconds,
         })
     }
 }
@@ -212,9 +219,6 @@ pub struct LiveStatus {
     /// Matrix games stored per second over the last minute (over the run while it is
     /// shorter); `null` in the first second.
     pub recent_games_per_second: Option<f64>,
-    /// `games_left` at `recent_games_per_second`; `null` while that is unknown or 0
-    /// (nothing stored for a minute), 0 once the run is complete.
-    pub eta_seconds: Option<f64>,
     /// Seconds since the coordinator started.
     pub uptime_seconds: f64,
     /// The coordinator's clock, in milliseconds since the Unix epoch (events are dated by
@@ -311,6 +315,7 @@ mod tests {
             workers_registered: 4,
             failure: Some("the db's file system is full".into()),
             repaired_slices: 5,
+            eta_seconds: Some(2.0),
         }
     }
 
@@ -406,7 +411,6 @@ mod tests {
             games_this_run: 200,
             games_left: 400,
             recent_games_per_second: Some(200.0),
-            eta_seconds: Some(2.0),
             uptime_seconds: 10.5,
             now_unix_ms: 1_700_000_000_000,
             events: vec![Event {
@@ -437,16 +441,14 @@ mod tests {
         assert_eq!(json["now_unix_ms"], 1_700_000_000_000u64);
         assert_eq!(json["events"][0]["kind"], "layer_complete");
         assert_eq!(json["events"][0]["message"], "layer 1 complete");
-        assert_eq!(json.len(), plain.len() + 8);
+        assert_eq!(json.len(), plain.len() + 7);
         // a finished run: no open layer, and no estimate needed
-        let finished = LiveStatus {
+        let finished = live(ClusterStatus {
+            open_layer: None,
+            shards: None,
             eta_seconds: None,
-            ..live(ClusterStatus {
-                open_layer: None,
-                shards: None,
-                ..sample()
-            })
-        };
+            ..sample()
+        });
         let json = serde_json::to_value(finished).unwrap();
         assert!(json["open_layer"].is_null() && json["shards"].is_null());
         assert!(json["eta_seconds"].is_null());

@@ -1056,7 +1056,7 @@ fn the_live_status_tells_what_each_worker_did_and_what_happened() {
     assert_eq!(before.layer_games.len(), 5);
     assert_eq!(before.games_left, before.layer_games.iter().sum::<u64>());
     // nothing solved yet: no rate, so no estimate
-    assert_eq!(before.eta_seconds, None);
+    assert_eq!(before.cluster.eta_seconds, None);
 
     let lost = core
         .hello(gops_proto::PROTOCOL_VERSION, "lost", 1, None)
@@ -1120,7 +1120,7 @@ fn the_live_status_tells_what_each_worker_did_and_what_happened() {
     assert_eq!(activity.seconds_since_heard, 0.0);
     assert!(activity.games_per_second > 0.0);
     // a complete run: nothing left
-    assert_eq!((live.games_left, live.eta_seconds), (0, Some(0.0)));
+    assert_eq!((live.games_left, live.cluster.eta_seconds), (0, Some(0.0)));
     let json = serde_json::to_value(&live).unwrap();
     assert_eq!(json["workers"][0]["shards"], activity.shards);
     assert_eq!(json["events"][9]["kind"], "run_complete");

@@ -11,8 +11,8 @@ use tonic::{Code, Status};
 use tracing::warn;
 
 use crate::backoff::{Backoff, is_transient, tls_refusal};
-use crate::client::ClientError;
 use crate::connection::Client;
+use crate::error::ClientError;
 
 /// How a call ended, once transient failures were retried.
 pub enum Called<T> {

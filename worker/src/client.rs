@@ -25,11 +25,13 @@ use tracing::{Instrument, debug, error, info, warn};
 use crate::backoff::Backoff;
 use crate::call::Called;
 use crate::connection::connect_with_ca;
-use crate::fetch::{SliceSources, SourceCounts};
+use crate::error::ClientError;
+use crate::fetch::SliceSources;
 use crate::heartbeat::{Phase, keep_lease};
 use crate::session::Session;
 use crate::shared_dir::SharedDir;
 use crate::submit::{InFlight, send_submission, settle, submission_chunks};
+use crate::summary::WorkerSummary;
 
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
@@ -52,56 +54,8 @@ pub struct WorkerConfig {
     pub slices_dir: Option<SharedDir>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WorkerSummary {
-    pub shards: u64,
-    /// Slices the coordinator stored from this worker.
-    pub slices: u64,
-    /// Slices it had already (another worker's copy came first).
-    pub duplicates: u64,
-    /// Slices held for another worker's copy to confirm (`--verify-mode replicate`).
-    pub held: u64,
-    pub games: u64,
-    pub rejected: u64,
-    /// Where the dependency slices came from.
-    pub dependencies: SourceCounts,
-}
-
 /// How long a worker told that the run is complete waits for its last submission.
 const FINISHED_GRACE: Duration = Duration::from_secs(10);
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("bad coordinator address '{0}': {1}")]
-    Address(String, String),
-    #[error("the coordinator refused: {0}")]
-    Refused(String),
-    #[error("gave up after the coordinator was unreachable for {} s: {}", .0.as_secs(), .1)]
-    GaveUp(Duration, String),
-    /// The coordinator was never reached (a mistyped address, a coordinator not started).
-    #[error(
-        "could not reach the coordinator in {} s (is --coordinator right, and is it running?): {}",
-        .0.as_secs(),
-        .1
-    )]
-    NeverReached(Duration, String),
-    /// Asked to stop while the coordinator could not be reached: the shard in hand, if
-    /// any, is leased again once its lease runs out.
-    #[error("stopped while the coordinator was unreachable: {0}")]
-    Stopped(String),
-    #[error(
-        "the {n}-card game needs at least {need_mib} MiB (one shard and its dependency slices); --memory-mb is {budget_mib}"
-    )]
-    Budget {
-        n: u8,
-        need_mib: u64,
-        budget_mib: u64,
-    },
-    #[error("the coordinator sent something unusable: {0}")]
-    Protocol(String),
-    #[error(transparent)]
-    Solver(#[from] ShardError),
-}
 
 /// A shard as leased, checked against the game: a layer of it, prize ranks in range.
 #[derive(Clone, Debug, PartialEq, Eq)]

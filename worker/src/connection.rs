@@ -9,7 +9,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status};
 
-use crate::client::ClientError;
+use crate::error::ClientError;
 
 /// Adds the run's token to every call.
 #[derive(Clone)]

@@ -16,7 +16,7 @@ use gops_proto::v1::{FetchRequest, SliceData, SlicePlace};
 use tracing::warn;
 
 use crate::call::Called;
-use crate::client::ClientError;
+use crate::error::ClientError;
 use crate::session::Session;
 use crate::shared_dir::SharedDir;
 

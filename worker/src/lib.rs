@@ -12,16 +12,22 @@
 //!   ([`shared_dir`]) or the coordinator, checked.
 //! - [`heartbeat`]: keeping a lease alive while solving and submitting.
 //! - [`submit`]: handing a shard in, in chunks, while the next is solved.
+//! - [`error`] and [`summary`]: the worker's error type and its report, leaves every
+//!   module above may use.
 
 pub mod backoff;
 pub mod call;
 pub mod client;
 pub mod connection;
+pub mod error;
 pub mod fetch;
 pub mod heartbeat;
 pub mod session;
 pub mod shared_dir;
 pub mod submit;
+pub mod summary;
 
-pub use client::{ClientError, WorkerConfig, WorkerSummary, run_worker};
+pub use client::{WorkerConfig, run_worker};
 pub use connection::{Client, connect, connect_with_ca};
+pub use error::ClientError;
+pub use summary::WorkerSummary;

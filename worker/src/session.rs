@@ -15,8 +15,8 @@ use tracing::info;
 
 use crate::backoff::Backoff;
 use crate::call::{Called, call_with};
-use crate::client::ClientError;
 use crate::connection::Client;
+use crate::error::ClientError;
 
 pub struct Session {
     pub client: Client,

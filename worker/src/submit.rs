@@ -14,10 +14,11 @@ use tracing::{debug, error, warn};
 
 use crate::backoff::Backoff;
 use crate::call::{Called, call_with};
-use crate::client::{ClientError, WorkerSummary};
 use crate::connection::Client;
+use crate::error::ClientError;
 use crate::heartbeat::{Phase, keep_lease};
 use crate::session::Session;
+use crate::summary::WorkerSummary;
 
 /// How a submission ended.
 pub enum Submission {

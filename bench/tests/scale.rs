@@ -3,8 +3,8 @@
 //! coordinator, and everything they handed in is in the store, with the counts adding up.
 //! No timing is asserted.
 
+use gops_bench::scale::{Scenario, drive, host, prepare, zero_slice};
 use gops_common::engine::LayerEngine;
-use gops_coordinator::scale::{Scenario, drive, host, prepare, zero_slice};
 use gops_db::store::Store;
 
 #[test]

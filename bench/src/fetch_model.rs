@@ -26,7 +26,9 @@ use gops_proto::ids::{LeaseId, WorkerId};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::ledger::{Assignment, LeaseLedger};
+use gops_common::plan::LayerSize;
+use gops_coordinator::config::CoordinatorConfig;
+use gops_coordinator::ledger::{Assignment, LeaseLedger};
 
 /// The prize ranks a worker has cached, least recently used dropped first. Each touch
 /// costs O(log capacity).
@@ -171,14 +173,16 @@ pub fn simulate_layer_fetches(
     unreachable!("the rounds outlast any layer")
 }
 
+/// The shards of a whole layer of `size`, as a coordinator with `config` plans them.
+pub fn shard_plan(size: &LayerSize, config: &CoordinatorConfig) -> Vec<Vec<u32>> {
+    let missing: Vec<u32> = (0..size.slices as u32).collect();
+    gops_coordinator::open_layer::plan_layer_shards(&missing, size, config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use gops_common::objective::Objective;
-    use gops_common::plan::LayerSize;
-
-    use crate::cluster::CoordinatorConfig;
-    use crate::scale::shard_plan;
 
     /// Every slice checked, with a cache of `cache_slices`.
     fn all(cache_slices: usize) -> ModelChecks {

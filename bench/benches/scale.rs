@@ -1,16 +1,16 @@
-//! How far one coordinator goes (see `gops_coordinator::scale`): for each scenario a
+//! How far one coordinator goes (see `gops_bench::scale`): for each scenario a
 //! coordinator process on a real store, fed by a second process of simulated workers at
 //! the slice sizes of the 15- and 16-card games; then what the figures mean for whole
 //! games on 64 and 512 worker cores.
 //!
 //! ```sh
-//! cargo bench -p gops-coordinator --bench scale                  # every scenario (~3 min, 10 GB of disk)
-//! cargo bench -p gops-coordinator --bench scale -- --quick       # one small scenario
-//! cargo bench -p gops-coordinator --bench scale -- --games       # the whole-games table only
-//! cargo bench -p gops-coordinator --bench scale -- --games --cache-mb 16000   # with larger worker caches
-//! cargo bench -p gops-coordinator --bench scale -- --games --check-cache-mb 32000   # a larger coordinator check cache
-//! cargo bench -p gops-coordinator --bench scale -- --slices-dir  # workers read the db directory
-//! cargo bench -p gops-coordinator --bench scale -- --shards 1500  # longer runs (every scenario)
+//! cargo bench -p gops-bench --bench scale                  # every scenario (~3 min, 10 GB of disk)
+//! cargo bench -p gops-bench --bench scale -- --quick       # one small scenario
+//! cargo bench -p gops-bench --bench scale -- --games       # the whole-games table only
+//! cargo bench -p gops-bench --bench scale -- --games --cache-mb 16000   # with larger worker caches
+//! cargo bench -p gops-bench --bench scale -- --games --check-cache-mb 32000   # a larger coordinator check cache
+//! cargo bench -p gops-bench --bench scale -- --slices-dir  # workers read the db directory
+//! cargo bench -p gops-bench --bench scale -- --shards 1500  # longer runs (every scenario)
 //! ```
 //!
 //! Each scenario prints what the simulated workers saw (leases, submissions, slices and
@@ -24,15 +24,15 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use gops_bench::fetch_model::{ModelChecks, simulate_layer_fetches};
+use gops_bench::scale::{
+    DriveReport, Prepared, RankCache, Scenario, drive, host, prepare, shard_plan,
+};
 use gops_common::budget::{CacheSplit, DEFAULT_BUDGET_CAP, Role, bounded_need};
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_coordinator::cluster::CoordinatorConfig;
-use gops_coordinator::fetch_model::{ModelChecks, simulate_layer_fetches};
-use gops_coordinator::scale::{
-    DriveReport, Prepared, RankCache, Scenario, drive, host, prepare, shard_plan,
-};
 use gops_db::disk::estimated_db_bytes;
 use serde::{Deserialize, Serialize};
 

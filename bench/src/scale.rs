@@ -17,7 +17,7 @@
 //!
 //! The figures: leases, submissions, slices and bytes through the coordinator per second,
 //! and how much of the workers' time went to waiting on the coordinator (every call:
-//! lease, fetch, submit, and the waits it asked for). `coordinator/benches/scale.rs`
+//! lease, fetch, submit, and the waits it asked for). `bench/benches/scale.rs`
 //! runs the coordinator and the workers in separate processes, so the coordinator's CPU
 //! time and peak memory are its own; the test suite runs a short mode in one process.
 
@@ -36,8 +36,8 @@ use gops_proto::v1::{FetchRequest, HelloRequest, LeaseRequest, Shard, SubmitRequ
 use gops_proto::wire::slice_data;
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::CoordinatorConfig;
-pub use crate::fetch_model::RankCache;
+pub use crate::fetch_model::{RankCache, shard_plan};
+use gops_coordinator::cluster::CoordinatorConfig;
 
 /// One scenario: layer `k` of the `n`-card points game.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -87,12 +87,6 @@ impl Scenario {
     pub fn shard_plan(&self) -> Vec<Vec<u32>> {
         shard_plan(&self.size(), &self.config())
     }
-}
-
-/// The shards of a whole layer of `size`, as a coordinator with `config` plans them.
-pub fn shard_plan(size: &LayerSize, config: &CoordinatorConfig) -> Vec<Vec<u32>> {
-    let missing: Vec<u32> = (0..size.slices as u32).collect();
-    crate::open_layer::plan_layer_shards(&missing, size, config)
 }
 
 /// A slice of layer `k` of the `n`-card points game, of the right size, all zeros.
@@ -563,12 +557,12 @@ async fn locate_and_read(
 pub async fn host(
     path: &Path,
     scenario: &Scenario,
-) -> Result<(String, Arc<crate::cluster::Coordinator>), String> {
+) -> Result<(String, Arc<gops_coordinator::cluster::Coordinator>), String> {
     let store = Store::open_existing(path).map_err(|e| e.to_string())?;
-    let core = crate::cluster::Coordinator::new(
+    let core = gops_coordinator::cluster::Coordinator::new(
         store,
         scenario.config(),
-        Arc::new(crate::observer::Silent),
+        Arc::new(gops_coordinator::observer::Silent),
     )
     .map_err(|e| e.to_string())?;
     let core = Arc::new(core);
@@ -581,10 +575,16 @@ pub async fn host(
     );
     let served = Arc::clone(&core);
     tokio::spawn(async move {
-        let tokens = crate::service::AccessTokens::none();
+        let tokens = gops_coordinator::service::AccessTokens::none();
         let quiet = Duration::from_secs(24 * 3600);
-        let _ =
-            crate::service::serve(listener, served, tokens, quiet, std::future::pending()).await;
+        let _ = gops_coordinator::service::serve(
+            listener,
+            served,
+            tokens,
+            quiet,
+            std::future::pending(),
+        )
+        .await;
     });
     Ok((url, core))
 }

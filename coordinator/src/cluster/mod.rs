@@ -1,0 +1,218 @@
+//! The coordinator, free of gRPC: the way a shard travels through it, top to bottom.
+//! `hello` opens a worker's session (an id and a secret key that every later call
+//! presents); `lease` hands it a shard of the open layer; `fetch_one` serves the slices of
+//! the layer below that the shard reads; `heartbeat` keeps the lease; `submit` sorts the
+//! finished slices (only those of a lease the caller holds or held), checks the new ones
+//! (outside the lock), resolves a disagreement with a stored copy by re-checking both in
+//! full, stores flushed, and completes the layer when its last slice arrives, which opens
+//! the next. The gRPC handlers in [`crate::service`] only convert messages and call these.
+//! What matters to an operator on the way (a layer complete, a worker joined, a lease
+//! expired, a submission rejected, ...) is also kept in a bounded [`EventLog`] that the
+//! dashboard shows.
+//!
+//! Everything needed to resume is in the store: on start the coordinator finds the first
+//! incomplete layer, plans shards of the slices it still lacks, and goes on.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use gops_common::engine::LayerEngine;
+use gops_common::kernel::PivotStart;
+use gops_common::objective::Objective;
+use gops_common::plan::LayerSize;
+use gops_common::prizes::prize_set_count;
+use gops_common::slice::SliceBytes;
+use gops_db::status::run_status;
+use gops_db::store::{Located, Store, StoreError};
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
+use tracing::{error, info, warn};
+
+use crate::checks::{
+    CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
+    slice_fractions, sort_submission,
+};
+use crate::events::{EventKind, EventLog, unix_ms};
+use crate::ledger::{Assignment, Party};
+use crate::observer::RunObserver;
+use crate::open_layer::{FirstCopy, OpenLayer};
+use crate::rate::RecentRate;
+use crate::registry::{Credential, Refusal, WorkerRegistry};
+use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
+
+mod disputes;
+mod layers;
+mod leases;
+mod sessions;
+mod slices;
+mod status;
+mod submit;
+
+pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
+use crate::config::{MAX_LISTED_WORKERS, RACE_PAUSE};
+pub use crate::error::{CoreError, LeaseOutcome, SubmitOutcome};
+
+/// What one round of storing did: stored, duplicates, and copies that lost a race to
+/// another copy with a different digest (disputes for the next round).
+#[derive(Default)]
+struct StoreRound {
+    stored: u32,
+    duplicates: u32,
+    held: u32,
+    raced: Vec<Submitted>,
+}
+
+struct Inner {
+    open: Option<OpenLayer>,
+    workers: WorkerRegistry,
+    /// The first lease id of the next layer opened.
+    next_lease: LeaseId,
+    started: Instant,
+    /// When the last layer completed: rates stop there.
+    finished_at: Option<Instant>,
+    slices_this_run: u64,
+    games_this_run: u64,
+    /// `games_this_run` over the last minute, for the time left.
+    recent: RecentRate,
+    rejected: u64,
+    /// Calls refused for a wrong session key.
+    refused_calls: u64,
+    /// Copies of a slice whose digest differed from the stored one's.
+    disagreements: u64,
+    /// Why the store can no longer be written (a full disk): the coordinator stops.
+    failure: Option<String>,
+    /// Damaged slices solved again this run.
+    repaired: u64,
+    /// Stop leasing after this many slices this run (tests of interruption).
+    slice_budget: Option<u64>,
+    /// Distinct (layer, prize rank) leased this run.
+    leased: HashSet<(u8, u32)>,
+    /// The last events, for the dashboard.
+    events: EventLog,
+}
+
+pub struct Coordinator {
+    store: Store,
+    config: CoordinatorConfig,
+    /// Matrix games of each layer, lowest first (for the estimate of the time left).
+    layer_games: Vec<u64>,
+    inner: Mutex<Inner>,
+    observer: Arc<dyn RunObserver + Send>,
+    /// Dependency slices handed to workers since the coordinator started: counted
+    /// outside the lock, read by the metrics.
+    traffic: SliceTraffic,
+}
+
+/// How the workers got their dependency slices from this coordinator.
+#[derive(Debug, Default)]
+pub struct SliceTraffic {
+    /// Slices sent by `FetchSlices`, and their bytes.
+    pub fetched: AtomicU64,
+    pub fetched_bytes: AtomicU64,
+    /// Slices located by `LocateSlices` (read by the workers from the db directory).
+    pub located: AtomicU64,
+}
+
+impl Coordinator {
+    /// A coordinator over `store`, positioned at the first incomplete layer.
+    pub fn new(
+        store: Store,
+        config: CoordinatorConfig,
+        observer: Arc<dyn RunObserver + Send>,
+    ) -> Result<Coordinator, CoreError> {
+        let (n, objective) = (store.n(), store.objective());
+        let mut plan = Vec::new();
+        for k in 1..=n {
+            plan.push((LayerSize::of(n, k, objective), store.stored_count(k)?));
+        }
+        observer.plan(&plan);
+        // ids carry the run number in their high bits: a worker or lease from before a
+        // restart is never mistaken for a new one
+        let first_id = (store.next_run()? << 32) | 1;
+        // first copies of a previous run wait for sessions that are gone: solved again
+        store.clear_unconfirmed()?;
+        let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
+        let layer_games = plan.iter().map(|(size, _)| size.games).collect();
+        let coordinator = Coordinator {
+            store,
+            config,
+            layer_games,
+            traffic: SliceTraffic::default(),
+            inner: Mutex::new({
+                let started = Instant::now();
+                Inner {
+                    open: None,
+                    workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
+                    next_lease: LeaseId(first_id),
+                    started,
+                    finished_at: None,
+                    slices_this_run: 0,
+                    games_this_run: 0,
+                    recent: RecentRate::new(started),
+                    rejected: 0,
+                    refused_calls: 0,
+                    disagreements: 0,
+                    failure: None,
+                    repaired: 0,
+                    slice_budget: None,
+                    leased: HashSet::new(),
+                    events: EventLog::default(),
+                }
+            }),
+            observer,
+        };
+        {
+            let mut inner = coordinator.lock();
+            coordinator.open_next_layer(&mut inner, 1)?;
+        }
+        Ok(coordinator)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.config
+    }
+
+    pub fn n(&self) -> u8 {
+        self.store.n()
+    }
+
+    pub fn objective(&self) -> Objective {
+        self.store.objective()
+    }
+
+    /// The kernel's arithmetic of the run's db, which its workers must compute with.
+    pub fn pivot_start(&self) -> PivotStart {
+        self.store.pivot_start()
+    }
+
+    /// Stops leasing once this run has stored `slices` slices.
+    pub fn set_slice_budget(&self, slices: Option<u64>) {
+        self.lock().slice_budget = slices;
+    }
+
+    /// Distinct slices leased to workers this run.
+    pub fn leased_this_run(&self) -> usize {
+        self.lock().leased.len()
+    }
+
+    /// Matrix games in the slices this run stored.
+    pub fn games_this_run(&self) -> u64 {
+        self.lock().games_this_run
+    }
+
+    /// The store back, once the coordinator is done with it.
+    pub fn into_store(self) -> Store {
+        self.store
+    }
+}

@@ -1,0 +1,121 @@
+//! Sessions: hello, the key every later call presents, standing (bans), leaving,
+//! and whether every live worker has heard that the run is finished.
+
+use super::*;
+
+impl Coordinator {
+    /// Opens a session: the worker's id and the key its later calls present.
+    /// `credential` is the token it presented, when the coordinator has one per worker.
+    pub fn hello(
+        &self,
+        protocol_version: u32,
+        name: &str,
+        threads: u32,
+        credential: Option<Credential>,
+    ) -> Result<Caller, CoreError> {
+        if protocol_version != gops_proto::PROTOCOL_VERSION {
+            return Err(CoreError::Version {
+                got: protocol_version,
+                want: gops_proto::PROTOCOL_VERSION,
+            });
+        }
+        // from the thread-local CSPRNG, seeded by the operating system
+        let key = SessionKey(rand::random());
+        let mut inner = self.lock();
+        let now = Instant::now();
+        let joined = inner
+            .workers
+            .join(name, threads, key, credential, now, self.silent_for());
+        let worker = joined.map_err(|refusal| match refusal {
+            Refusal::Full(max) => CoreError::Full(max),
+            Refusal::Banned(count) => CoreError::CredentialBanned(count),
+            Refusal::Unknown | Refusal::WrongKey => unreachable!("join does not authenticate"),
+        })?;
+        info!(worker = %worker, name = inner.workers.name(worker).unwrap_or(""), threads, "worker joined");
+        let message = format!(
+            "{} joined with {threads} thread{}",
+            Self::who(&inner, worker),
+            if threads == 1 { "" } else { "s" }
+        );
+        inner.events.record_now(EventKind::WorkerJoined, message);
+        Ok(Caller { worker, key })
+    }
+
+    /// A worker as events name it: its name and id.
+    pub(super) fn who(inner: &Inner, worker: WorkerId) -> String {
+        match inner.workers.name(worker) {
+            Some(name) => format!("worker {name:?} ({worker})"),
+            None => format!("worker {worker}"),
+        }
+    }
+
+    /// How long a silent session is kept: its leases expired long before.
+    pub(super) fn silent_for(&self) -> Duration {
+        self.config.lease * 4
+    }
+
+    /// Lets `caller` in if it presents its session's key; a forged call is counted and
+    /// changes nothing of the worker it names.
+    pub(super) fn authenticate(
+        inner: &mut Inner,
+        caller: &Caller,
+        now: Instant,
+    ) -> Result<(), CoreError> {
+        match inner.workers.authenticate(caller, now) {
+            Ok(()) => Ok(()),
+            Err(Refusal::WrongKey) => {
+                inner.refused_calls += 1;
+                warn!(worker = %caller.worker, "call with a wrong session key refused");
+                let message = format!(
+                    "a call in the name of {} with a wrong session key refused",
+                    Self::who(inner, caller.worker)
+                );
+                inner.events.record_now(EventKind::CallRefused, message);
+                Err(CoreError::WrongSession(caller.worker))
+            }
+            Err(_) => Err(CoreError::UnknownWorker(caller.worker)),
+        }
+    }
+
+    /// Refuses a banned session (or credential).
+    pub(super) fn check_standing(inner: &Inner, worker: WorkerId) -> Result<(), CoreError> {
+        match inner.workers.check_standing(worker) {
+            Ok(()) => Ok(()),
+            Err(Refusal::Banned(count)) => Err(CoreError::Banned(worker, count)),
+            Err(_) => Err(CoreError::UnknownWorker(worker)),
+        }
+    }
+
+    /// The source a copy counts as: the per-worker token when there is one (so that one
+    /// token's sessions cannot confirm each other), else the session.
+    pub(super) fn party(inner: &Inner, worker: WorkerId) -> Party {
+        match inner.workers.credential(worker) {
+            Some(c) => Party(1 << 63 | u64::from(c.0)),
+            None => Party(worker.0),
+        }
+    }
+
+    /// Ends `caller`'s session: its leases are given back at once and it no longer
+    /// counts as a live worker (nor is waited for to hear that the run is finished).
+    pub fn leave(&self, caller: Caller) -> Result<(), CoreError> {
+        let mut inner = self.lock();
+        Self::authenticate(&mut inner, &caller, Instant::now())?;
+        if let Some(open) = inner.open.as_mut() {
+            open.ledger.release_all(caller.worker);
+        }
+        let name = Self::who(&inner, caller.worker);
+        inner.workers.remove(caller.worker);
+        info!(worker = %caller.worker, "worker left");
+        inner
+            .events
+            .record_now(EventKind::WorkerLeft, format!("{name} left"));
+        Ok(())
+    }
+
+    /// Whether the run is finished and every worker seen within a lease period has been
+    /// told so (a coordinator about to exit lets its workers hear it first).
+    pub fn workers_released(&self, now: Instant) -> bool {
+        let inner = self.lock();
+        inner.open.is_none() && inner.workers.all_told_finished(now, self.config.lease)
+    }
+}

@@ -1,0 +1,55 @@
+//! What the coordinator's calls answer: their errors and outcomes. A leaf: the gRPC
+//! service maps these to statuses without reaching into the core.
+
+use std::time::Duration;
+
+use gops_common::engine::EngineError;
+use gops_db::store::StoreError;
+use gops_proto::ids::{LeaseId, WorkerId};
+
+use crate::checks::Rejection;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    #[error("protocol version {got} is not supported: this coordinator speaks version {want}")]
+    Version { got: u32, want: u32 },
+    #[error("unknown worker {0}: say hello first")]
+    UnknownWorker(WorkerId),
+    #[error("worker {0}: wrong session key")]
+    WrongSession(WorkerId),
+    #[error("{0} sessions open, the most this coordinator holds: try again later")]
+    Full(usize),
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("submission rejected: {0}")]
+    Rejected(Rejection),
+    #[error("layer {0} is not complete yet")]
+    NotReady(u8),
+    #[error("worker {0} (or its token) had {1} submissions rejected: no more shards for it")]
+    Banned(WorkerId, u64),
+    #[error("this token had {0} submissions rejected: no more sessions for it")]
+    CredentialBanned(u64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseOutcome {
+    Shard {
+        lease_id: LeaseId,
+        layer: u8,
+        prize_ranks: Vec<u32>,
+    },
+    Wait(Duration),
+    Finished,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubmitOutcome {
+    pub stored: u32,
+    pub duplicates: u32,
+    /// Copies kept until another party's copy confirms them (replicated verification).
+    pub held: u32,
+}
