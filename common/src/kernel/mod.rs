@@ -6,7 +6,9 @@
 //!    simplex of game theory texts (one (rows+1) x (cols+1) tableau, labels exchanged on
 //!    each pivot), with Dantzig's rule (after a first pivot on B's minimax column, see
 //!    [`PivotStart`]) and, should that fail to converge or certify, a restart under
-//!    Bland's rule, which cannot cycle.
+//!    Bland's rule, which cannot cycle; should that fail to certify too (near-equal
+//!    rows or columns that f64 pivots cannot order), the simplex in exact rational
+//!    arithmetic ([`exact`]).
 //! 3. The certificate is the gap `max_i (M y)_i - min_j (x^T M)_j`, computed on the
 //!    original matrix; the value is the midpoint of those two bounds, which enclose the
 //!    true value.
@@ -21,9 +23,10 @@
 //! certificate); [`lanes`] the two implementations of the pivot and the ratio test, a
 //! portable one and an AVX2 one, which perform the same IEEE operations in the same
 //! order (no fused multiply-add anywhere) and so give the same bits; [`polish`] the
-//! recomputation of strategies from the final basis. The AVX2 path is chosen at run time
+//! recomputation of strategies from the final basis; [`exact`] the rational fallback. The AVX2 path is chosen at run time
 //! when the CPU has AVX2; the whole driver is compiled twice, once per path.
 
+mod exact;
 mod lanes;
 mod polish;
 
@@ -476,6 +479,9 @@ impl Game {
             outcome = self.bland_restart(m, lo, hi, outcome);
         }
         if !certified(&outcome) {
+            outcome = self.exact_or_keep(m, lo, outcome);
+        }
+        if !certified(&outcome) {
             outcome.status = GameStatus::Uncertified;
         }
         outcome
@@ -496,6 +502,24 @@ impl Game {
             self.y = dantzig_y;
             dantzig
         }
+    }
+
+    /// The exact solution ([`exact`]) if its certificate is smaller than `outcome`'s;
+    /// otherwise `outcome` and its strategies. Rarer still than the Bland restart.
+    #[inline(never)]
+    fn exact_or_keep(&mut self, m: &[f64], lo: f64, outcome: GameOutcome) -> GameOutcome {
+        let (kept_x, kept_y) = (self.x, self.y);
+        if exact::solve_exact(m, self.rows, self.cols, lo, &mut self.x, &mut self.y) {
+            normalise(&mut self.x[..self.rows]);
+            normalise(&mut self.y[..self.cols]);
+            let exact = self.certify(m);
+            if exact.gap < outcome.gap || outcome.gap.is_nan() {
+                return exact;
+            }
+        }
+        self.x = kept_x;
+        self.y = kept_y;
+        outcome
     }
 
     /// One pass over `m`: its finiteness, each row's minimum and each column's maximum.
