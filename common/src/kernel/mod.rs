@@ -19,18 +19,27 @@
 //! same bits as one by one): a pivot's chain of choices (entering column, division,
 //! ratio test) leaves the core idle for cycles that the other game's pivot fills.
 //!
-//! Layout: this file holds the solver's driver (saddle check, simplex loop, strategies,
-//! certificate); [`lanes`] the two implementations of the pivot and the ratio test, a
-//! portable one and an AVX2 one, which perform the same IEEE operations in the same
-//! order (no fused multiply-add anywhere) and so give the same bits; [`polish`] the
-//! recomputation of strategies from the final basis; [`exact`] the rational fallback. The AVX2 path is chosen at run time
-//! when the CPU has AVX2; the whole driver is compiled twice, once per path.
+//! Layout: this file holds the solver's driver (the entry points, the fallbacks'
+//! order, reading the strategies); [`saddle`] the saddle-point check; [`simplex`] the
+//! pivot loop, one game's and two games' interleaved; [`lanes`] the two implementations
+//! of the pivot and the ratio test, a portable one and an AVX2 one, which perform the
+//! same IEEE operations in the same order (no fused multiply-add anywhere) and so give
+//! the same bits; [`polish`] the recomputation of strategies from the final basis;
+//! [`exact`] the rational fallback; [`certificate`] the certificate's bounds. The AVX2
+//! path is chosen at run time when the CPU has AVX2; the whole driver is compiled
+//! twice, once per path.
 
+mod certificate;
 mod exact;
 mod lanes;
 mod polish;
+mod saddle;
+mod simplex;
 
+pub use certificate::certificate_bounds;
+use certificate::{non_negative, normalise};
 use lanes::{Isa, Portable};
+use simplex::run_pair;
 
 /// The largest number of strategies per player.
 pub const MAX_STRATEGIES: usize = 16;
@@ -372,44 +381,6 @@ fn check_dimensions(m: &[f64], rows: usize, cols: usize) {
     assert_eq!(m.len(), rows * cols);
 }
 
-/// Both games' Dantzig runs, a pivot of each in turn (both choices first, then both
-/// pivots, so that one game's choice overlaps the other's pivot), then whichever is
-/// still running on its own. Each game makes exactly the pivots [`Game::run`] makes.
-#[inline(always)]
-fn run_pair<I: Isa, const B: usize>(
-    first: &mut Game,
-    second: &mut Game,
-    m: [&[f64]; 2],
-    ranges: [(f64, f64); 2],
-    start: PivotStart,
-) -> [bool; 2] {
-    let rule = PivotRule::Dantzig;
-    first.begin::<I, B>(m[0], ranges[0].0, ranges[0].1);
-    second.begin::<I, B>(m[1], ranges[1].0, ranges[1].1);
-    let max_pivots = first.max_pivots(rule);
-    for n in 0..max_pivots {
-        let a = first.next_pivot::<I, B>(n, rule, start);
-        let b = second.next_pivot::<I, B>(n, rule, start);
-        if let Next::Pivot { p, q, inv } = a {
-            first.apply::<I, B>(p, q, inv);
-        }
-        if let Next::Pivot { p, q, inv } = b {
-            second.apply::<I, B>(p, q, inv);
-        }
-        match (a, b) {
-            (Next::Pivot { .. }, Next::Pivot { .. }) => {}
-            (Next::Pivot { .. }, done) => {
-                return [first.resume::<I, B>(n + 1, rule, start), done.converged()];
-            }
-            (done, Next::Pivot { .. }) => {
-                return [done.converged(), second.resume::<I, B>(n + 1, rule, start)];
-            }
-            (a, b) => return [a.converged(), b.converged()],
-        }
-    }
-    [false, false]
-}
-
 impl Next {
     /// For a run that stopped here: whether it converged.
     fn converged(&self) -> bool {
@@ -522,88 +493,6 @@ impl Game {
         outcome
     }
 
-    /// One pass over `m`: its finiteness, each row's minimum and each column's maximum.
-    /// A pure equilibrium exists when the largest row minimum equals the smallest column
-    /// maximum; otherwise the smallest and largest entries (the least row minimum and the
-    /// greatest column maximum) set the rescaling. Minima and maxima are strict
-    /// comparisons that keep the earlier of equal entries, so they are exact and the
-    /// same on every machine.
-    #[inline(always)]
-    fn saddle_check(&mut self, m: &[f64]) -> Prelude {
-        // monomorphised on the row length: the column maxima stay in registers (a
-        // variable length vectorises with masked stores, which are slow on AMD)
-        match self.cols {
-            1 => self.saddle_of::<1>(m),
-            2 => self.saddle_of::<2>(m),
-            3 => self.saddle_of::<3>(m),
-            4 => self.saddle_of::<4>(m),
-            5 => self.saddle_of::<5>(m),
-            6 => self.saddle_of::<6>(m),
-            7 => self.saddle_of::<7>(m),
-            8 => self.saddle_of::<8>(m),
-            9 => self.saddle_of::<9>(m),
-            10 => self.saddle_of::<10>(m),
-            11 => self.saddle_of::<11>(m),
-            12 => self.saddle_of::<12>(m),
-            13 => self.saddle_of::<13>(m),
-            14 => self.saddle_of::<14>(m),
-            15 => self.saddle_of::<15>(m),
-            _ => self.saddle_of::<16>(m),
-        }
-    }
-
-    /// [`GameSolver::saddle_check`] for `C` columns.
-    #[inline(always)]
-    fn saddle_of<const C: usize>(&mut self, m: &[f64]) -> Prelude {
-        let mut col_max = [f64::NEG_INFINITY; C];
-        let mut finite = true;
-        let mut best_row = 0;
-        let mut lower = f64::NEG_INFINITY;
-        let mut lo = f64::INFINITY;
-        for (i, row) in m.chunks_exact(C).enumerate() {
-            let row: &[f64; C] = row.try_into().expect("C entries");
-            for (c, &v) in col_max.iter_mut().zip(row) {
-                finite &= v * 0.0 == 0.0; // false for infinities and NaN
-                *c = if v > *c { v } else { *c };
-            }
-            let mut row_min = f64::INFINITY;
-            for &v in row {
-                row_min = if v < row_min { v } else { row_min };
-            }
-            if row_min > lower {
-                lower = row_min;
-                best_row = i;
-            }
-            lo = if row_min < lo { row_min } else { lo };
-        }
-        if !finite {
-            return Prelude::NonFinite;
-        }
-        let mut best_col = 0;
-        let mut upper = f64::INFINITY;
-        let mut hi = f64::NEG_INFINITY;
-        for (j, &c) in col_max.iter().enumerate() {
-            if c < upper {
-                upper = c;
-                best_col = j;
-            }
-            hi = if c > hi { c } else { hi };
-        }
-        if lower != upper {
-            self.minimax_column = best_col;
-            return Prelude::Range { lo, hi };
-        }
-        self.x = [0.0; MAX_STRATEGIES];
-        self.y = [0.0; MAX_STRATEGIES];
-        self.x[best_row] = 1.0;
-        self.y[best_col] = 1.0;
-        Prelude::Saddle(GameOutcome {
-            value: lower,
-            gap: 0.0,
-            status: GameStatus::Saddle,
-        })
-    }
-
     /// Solves the game rescaled to `(m - lo) / range + 1` and maps the result back.
     #[inline(always)]
     fn simplex<I: Isa>(
@@ -643,138 +532,6 @@ impl Game {
             return outcome;
         }
         self.polish_or_keep(m, outcome)
-    }
-
-    /// Fills the tableau and pivots until no column enters (true) or the pivot budget is
-    /// spent or the problem looks unbounded (false). `B` vectors hold a column.
-    #[inline(always)]
-    fn run<I: Isa, const B: usize>(
-        &mut self,
-        m: &[f64],
-        lo: f64,
-        range: f64,
-        rule: PivotRule,
-        start: PivotStart,
-    ) -> bool {
-        self.begin::<I, B>(m, lo, range);
-        self.resume::<I, B>(0, rule, start)
-    }
-
-    /// Fills the tableau from `m` rescaled by `lo` and `range`, and labels the rows and
-    /// columns.
-    #[inline(always)]
-    fn begin<I: Isa, const B: usize>(&mut self, m: &[f64], lo: f64, range: f64) {
-        let (rows, cols) = (self.rows, self.cols);
-        let inv_range = 1.0 / range;
-        I::fill::<B>(&mut self.tableau[..=cols], m, rows, lo, inv_range);
-        for (j, label) in self.col_label[..cols].iter_mut().enumerate() {
-            *label = B_LABEL + j as u8;
-        }
-        for (i, label) in self.row_label[..rows].iter_mut().enumerate() {
-            *label = i as u8;
-        }
-    }
-
-    /// The most pivots a run under `rule` may make.
-    #[inline(always)]
-    fn max_pivots(&self, rule: PivotRule) -> usize {
-        match rule {
-            PivotRule::Dantzig => 8 * (self.rows + self.cols),
-            PivotRule::Bland => 256 * (self.rows + self.cols),
-        }
-    }
-
-    /// Pivots from pivot number `from` on until no column enters (true) or the budget is
-    /// spent or no row leaves (false).
-    #[inline(always)]
-    fn resume<I: Isa, const B: usize>(
-        &mut self,
-        from: usize,
-        rule: PivotRule,
-        start: PivotStart,
-    ) -> bool {
-        for n in from..self.max_pivots(rule) {
-            match self.next_pivot::<I, B>(n, rule, start) {
-                Next::Pivot { p, q, inv } => self.apply::<I, B>(p, q, inv),
-                stop => return stop.converged(),
-            }
-        }
-        false
-    }
-
-    /// The pivot number `n` of the run chooses.
-    #[inline(always)]
-    fn next_pivot<I: Isa, const B: usize>(
-        &self,
-        n: usize,
-        rule: PivotRule,
-        start: PivotStart,
-    ) -> Next {
-        let q = if n == 0 && rule == PivotRule::Dantzig && start == PivotStart::Minimax {
-            // every objective entry is -1 here, so any column may enter; starting from
-            // B's best pure strategy saves pivots on average (see PivotStart)
-            self.minimax_column
-        } else {
-            let Some(q) = self.entering_column(rule) else {
-                return Next::Converged;
-            };
-            q
-        };
-        match I::leaving_row::<B>(
-            &self.tableau,
-            self.rows,
-            self.cols,
-            q,
-            rule,
-            &self.row_label,
-        ) {
-            Some((p, inv)) => Next::Pivot { p, q, inv },
-            None => Next::Failed,
-        }
-    }
-
-    /// Pivots on (p, q), `inv = 1 / a_pq`, and exchanges the two labels.
-    #[inline(always)]
-    fn apply<I: Isa, const B: usize>(&mut self, p: usize, q: usize, inv: f64) {
-        I::pivot::<B>(&mut self.tableau[..=self.cols], self.rows, p, q, inv);
-        std::mem::swap(&mut self.row_label[p], &mut self.col_label[q]);
-        self.pivots += 1;
-    }
-
-    /// The entering column: among the columns whose objective entry is below
-    /// `-PIVOT_EPS`, the most negative (Dantzig; the first of equals) or the one with the
-    /// smallest label (Bland).
-    #[inline(always)]
-    fn entering_column(&self, rule: PivotRule) -> Option<usize> {
-        let (rows, cols) = (self.rows, self.cols);
-        let columns = &self.tableau[..cols];
-        match rule {
-            PivotRule::Dantzig => {
-                // branch-free: a running strict minimum below the threshold
-                let mut best = usize::MAX;
-                let mut best_v = -PIVOT_EPS;
-                for (j, column) in columns.iter().enumerate() {
-                    let v = column.flat()[rows];
-                    let better = v < best_v;
-                    best = if better { j } else { best };
-                    best_v = if better { v } else { best_v };
-                }
-                (best != usize::MAX).then_some(best)
-            }
-            PivotRule::Bland => {
-                let mut best: Option<usize> = None;
-                for (j, column) in columns.iter().enumerate() {
-                    if column.flat()[rows] >= -PIVOT_EPS {
-                        continue;
-                    }
-                    best = match best {
-                        Some(b) if self.col_label[b] <= self.col_label[j] => Some(b),
-                        _ => Some(j),
-                    };
-                }
-                best
-            }
-        }
     }
 
     /// Reads x (A) from the bottom row under A's labels and y (B) from the right column
@@ -819,225 +576,11 @@ impl Game {
     }
 }
 
-/// `x` if above 0, else +0 (NaN included): what `f64::max(x, 0.0)` gives on x86-64,
-/// written out so that no target may resolve -0 or NaN another way.
-#[inline(always)]
-fn non_negative(x: f64) -> f64 {
-    if x > 0.0 { x } else { 0.0 }
-}
-
 /// The larger of two finite numbers, `a` on ties.
 #[inline(always)]
 fn max(a: f64, b: f64) -> f64 {
     if b > a { b } else { a }
 }
 
-/// `(min_j (x^T M)_j, max_i (M y)_i)`: what A's strategy guarantees and what B's strategy
-/// concedes at most. The game value lies between them.
-pub fn certificate_bounds(m: &[f64], rows: usize, cols: usize, x: &[f64], y: &[f64]) -> (f64, f64) {
-    let (m, x) = (&m[..rows * cols], &x[..rows]);
-    // monomorphised on the row length: the sums unroll and stay in registers
-    match cols {
-        1 => bounds_of::<1>(m, x, y),
-        2 => bounds_of::<2>(m, x, y),
-        3 => bounds_of::<3>(m, x, y),
-        4 => bounds_of::<4>(m, x, y),
-        5 => bounds_of::<5>(m, x, y),
-        6 => bounds_of::<6>(m, x, y),
-        7 => bounds_of::<7>(m, x, y),
-        8 => bounds_of::<8>(m, x, y),
-        9 => bounds_of::<9>(m, x, y),
-        10 => bounds_of::<10>(m, x, y),
-        11 => bounds_of::<11>(m, x, y),
-        12 => bounds_of::<12>(m, x, y),
-        13 => bounds_of::<13>(m, x, y),
-        14 => bounds_of::<14>(m, x, y),
-        15 => bounds_of::<15>(m, x, y),
-        16 => bounds_of::<16>(m, x, y),
-        _ => panic!("{cols} columns: at most {MAX_STRATEGIES}"),
-    }
-}
-
-/// [`certificate_bounds`] for `C` columns. Every sum is added in the same order as
-/// `Iterator::sum` would, from the same -0.0 start: (M y)_i over j, and (x^T M)_j over
-/// i, all columns at once, row by row. The max and min are strict comparisons in order
-/// (NaN sums are skipped, the first of equal sums kept): exact on every machine, where
-/// f64::max/min may be reordered or resolve +0/-0 differently by target.
-fn bounds_of<const C: usize>(m: &[f64], x: &[f64], y: &[f64]) -> (f64, f64) {
-    let y: &[f64; C] = y[..C].try_into().expect("C entries");
-    let mut upper = f64::NEG_INFINITY;
-    let mut column = [-0.0f64; C];
-    for (row, &xi) in m.chunks_exact(C).zip(x) {
-        let row: &[f64; C] = row.try_into().expect("C entries");
-        let mut v = -0.0;
-        for (a, b) in row.iter().zip(y) {
-            v += a * b;
-        }
-        upper = if v > upper { v } else { upper };
-        for (c, &v) in column.iter_mut().zip(row) {
-            *c += xi * v;
-        }
-    }
-    let lower = column
-        .iter()
-        .fold(f64::INFINITY, |lower, &v| if v < lower { v } else { lower });
-    (lower, upper)
-}
-
-fn normalise(p: &mut [f64]) {
-    let total: f64 = p.iter().sum();
-    if total > 0.0 {
-        let inv = 1.0 / total;
-        p.iter_mut().for_each(|v| *v *= inv);
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn solve(m: &[f64], rows: usize, cols: usize) -> (GameOutcome, Vec<f64>, Vec<f64>) {
-        let mut s = GameSolver::new();
-        let o = s.solve(m, rows, cols);
-        (o, s.strategy_a().to_vec(), s.strategy_b().to_vec())
-    }
-
-    #[test]
-    fn one_by_one() {
-        let (o, x, y) = solve(&[-3.5], 1, 1);
-        assert_eq!(o.value, -3.5);
-        assert_eq!(o.status, GameStatus::Saddle);
-        assert_eq!((x, y), (vec![1.0], vec![1.0]));
-    }
-
-    #[test]
-    fn matching_pennies() {
-        let (o, x, y) = solve(&[1.0, -1.0, -1.0, 1.0], 2, 2);
-        assert_eq!(o.status, GameStatus::Solved);
-        assert!(o.value.abs() < 1e-15);
-        assert!(o.gap < 1e-15);
-        assert!((x[0] - 0.5).abs() < 1e-15 && (y[1] - 0.5).abs() < 1e-15);
-    }
-
-    #[test]
-    fn rock_paper_scissors_shifted() {
-        let m = [3.0, 2.0, 4.0, 4.0, 3.0, 2.0, 2.0, 4.0, 3.0];
-        let (o, x, _) = solve(&m, 3, 3);
-        assert!((o.value - 3.0).abs() < 1e-14, "{o:?}");
-        for p in x {
-            assert!((p - 1.0 / 3.0).abs() < 1e-14);
-        }
-    }
-
-    #[test]
-    fn saddle_point() {
-        // row 1 column 0 is min of its row and max of its column
-        let m = [1.0, 5.0, 2.0, 3.0];
-        let (o, x, y) = solve(&m, 2, 2);
-        assert_eq!(o.status, GameStatus::Saddle);
-        assert_eq!(o.value, 2.0);
-        assert_eq!((x, y), (vec![0.0, 1.0], vec![1.0, 0.0]));
-    }
-
-    #[test]
-    fn rectangular_game() {
-        // A: 2 rows, B: 3 columns; value 1/2 with x = (1/2, 1/2)
-        let m = [1.0, 0.0, 2.0, 0.0, 1.0, -1.0];
-        let (o, x, _) = solve(&m, 2, 3);
-        assert!((o.value - 0.5).abs() < 1e-14, "{o:?}");
-        assert!((x[0] - 0.5).abs() < 1e-14);
-    }
-
-    /// N = 12, layer 5: three equal columns made the plain ratio test pivot on 1.9e-11
-    /// and the simplex ended with a gap of 0.84.
-    #[test]
-    fn regression_degenerate_equal_columns_tiny_pivot() {
-        let m = [
-            -29.798657718120808,
-            -34.0,
-            -26.879027421409646,
-            -26.879027421409646,
-            -26.879027421409646,
-            -19.798657718120808,
-            -34.0,
-            -26.953941801480482,
-            -26.953941801480482,
-            -26.953941801480482,
-            -19.798657718120808,
-            -34.0,
-            -26.953941801480482,
-            -26.953941801480482,
-            -26.953941801480482,
-            -21.86577181208053,
-            -24.0,
-            -29.09401492958626,
-            -29.09401492958626,
-            -29.09401492958626,
-            -23.93288590604027,
-            -14.0,
-            -31.233603278618823,
-            -31.233603278618823,
-            -31.233603278618823,
-        ];
-        let (o, _, _) = solve(&m, 5, 5);
-        assert_eq!(o.status, GameStatus::Solved);
-        assert!(o.gap < 1e-12, "{o:?}");
-        assert!((o.value - -28.152250796449422).abs() < 1e-12, "{o:?}");
-    }
-
-    /// N = 12, layer 6: nearly equal rows (differing by 6e-8) left the simplex with a
-    /// gap of 3e-9 before the basis polish.
-    #[test]
-    fn regression_near_equal_rows_need_polish() {
-        let m = [
-            -23.473421711216027,
-            -26.197359022906728,
-            -25.15887978987788,
-            -24.015004140866672,
-            -21.571828901000583,
-            -21.571828901000583,
-            -19.473421711216027,
-            -26.197359022906728,
-            -25.15887978987788,
-            -24.0150042035605,
-            -21.571828901000583,
-            -21.571828901000583,
-            -19.473421711216027,
-            -26.197359022906728,
-            -25.15887978987788,
-            -24.0150042035605,
-            -21.571828901000583,
-            -21.571828901000583,
-            -19.473421711216027,
-            -26.197359022906728,
-            -25.15887978987788,
-            -24.0150042035605,
-            -21.571828901000583,
-            -21.571828901000583,
-            -19.95756165262511,
-            -22.197359022906728,
-            -26.197359022906728,
-            -24.819643084243975,
-            -22.563476082470277,
-            -22.563476082470277,
-            -22.505988023952096,
-            -21.0,
-            -20.023668639053255,
-            -24.023668639053255,
-            -28.023668639053255,
-            -28.023668639053255,
-        ];
-        let (o, _, _) = solve(&m, 6, 6);
-        assert_eq!(o.status, GameStatus::Solved);
-        assert!(o.gap < 1e-12, "{o:?}");
-    }
-
-    #[test]
-    fn non_finite_entries_are_never_certified() {
-        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            let (o, _, _) = solve(&[1.0, bad, -1.0, 0.5], 2, 2);
-            assert_eq!(o.status, GameStatus::Uncertified, "{bad}");
-            assert!(o.value.is_nan());
-        }
-    }
-}
+mod tests;

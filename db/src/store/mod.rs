@@ -13,6 +13,10 @@
 //! A db of format 3 (slices inside sled, in the `slices` tree) is read as it is: its
 //! slices are found there when the index lacks them. Opening it to solve marks it
 //! format 4, so that an older build, which would not see the new slices, refuses it.
+//!
+//! Layout: this file holds the handle and its reads and writes; [`manifest`] the format
+//! history, the manifest and the records; [`error`] the errors; [`records`] reading a
+//! record from its place.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,99 +29,21 @@ use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
-use serde::{Deserialize, Serialize};
 
 use crate::slice_files::{Place, SliceFiles};
 
-/// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
-/// (a resumed layer must be computed exactly as its first part was). New dbs are made in
-/// this format.
-///
-/// 6: `win` slices hold only the score differences that can occur
-/// ([`gops_common::reach::Reach`]); `points` dbs are laid out and computed as in format 5.
-pub const FORMAT_VERSION: u32 = 6;
-/// The kernel starts each simplex on B's minimax column ([`PivotStart::Minimax`]); the
-/// bytes are laid out as in format 4. `points` dbs of this format are read and resumed
-/// as they are; `win` dbs of it are refused ([`StoreError::WinFormat`]).
-pub const FORMAT_5: u32 = 5;
-/// The first format whose `win` slices hold only the score differences that can occur.
-pub const REACHABLE_WIN_FORMAT: u32 = 6;
-/// Slices in data files beside sled, values from the kernel that starts on the leftmost
-/// column: read, solved into (resumed) with that kernel, and kept in that format.
-pub const FORMAT_4: u32 = 4;
-/// The format before slice bytes moved out of sled: read, and upgraded to format 4 (its
-/// arithmetic) when solved into.
-pub const LEGACY_FORMAT_VERSION: u32 = 3;
-const MANIFEST_KEY: &[u8] = b"manifest";
-/// A copy of the manifest beside sled's files, so commands can validate their input
-/// against the game (N, objective) without opening, and so touching, the database.
-const MANIFEST_FILE: &str = "manifest.json";
+mod error;
+mod manifest;
+mod records;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format_version: u32,
-    pub n: u8,
-    pub objective: String,
-    pub created_by: String,
-}
-
-impl Manifest {
-    pub fn objective(&self) -> Result<Objective, StoreError> {
-        self.objective
-            .parse()
-            .map_err(|e: String| StoreError::Corrupt(format!("manifest: {e}")))
-    }
-
-    /// How the kernel started its simplex for this db's values, so that resuming,
-    /// checking and querying it compute exactly as its solve did.
-    pub fn pivot_start(&self) -> PivotStart {
-        if self.format_version >= FORMAT_5 {
-            PivotStart::Minimax
-        } else {
-            PivotStart::Leftmost
-        }
-    }
-}
-
-/// A complete layer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LayerRecord {
-    pub k: u8,
-    pub slices: usize,
-    /// Canonical (pattern, prize set) states of the layer, both orientations.
-    pub states: u64,
-    /// Values stored (one orientation; for `win`, only the windows between ±1).
-    pub stored_values: u64,
-    /// Values a dense layout would store (every live score difference).
-    pub dense_values: u64,
-    /// Hex digest of the layer's values in prize-rank order.
-    pub checksum: String,
-    /// Largest certificate gap over the layer's matrix games.
-    pub max_gap: f64,
-}
-
-impl LayerRecord {
-    /// The record of a complete layer: its size, and the digests of its slices in
-    /// prize-rank order folded into the checksum.
-    pub fn complete<'a>(
-        size: &gops_common::plan::LayerSize,
-        digests: impl IntoIterator<Item = &'a Digest>,
-        max_gap: f64,
-        stored_values: u64,
-    ) -> LayerRecord {
-        let mut checksum = gops_common::checksum::LayerChecksum::new();
-        digests.into_iter().for_each(|d| checksum.add(d));
-        LayerRecord {
-            k: size.k,
-            slices: size.slices,
-            states: size.states,
-            stored_values,
-            dense_values: size.dense_values,
-            checksum: checksum.finish(),
-            max_gap,
-        }
-    }
-}
+pub use error::StoreError;
+use error::{file_io, io, missing_slice};
+pub use manifest::{
+    FORMAT_4, FORMAT_5, FORMAT_VERSION, LEGACY_FORMAT_VERSION, LayerRecord, Manifest,
+    REACHABLE_WIN_FORMAT,
+};
+use manifest::{MANIFEST_FILE, MANIFEST_KEY};
+use records::{indexed_place, ranks_in, read_indexed, read_place, write_synced};
 
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,75 +52,6 @@ pub struct SliceRecord {
     pub max_gap: f64,
     pub games: u64,
     pub digest: Digest,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("no database at {0} (run `gops solve` first)")]
-    Missing(PathBuf),
-    #[error("{0} is not a gops database")]
-    NotADatabase(PathBuf),
-    #[error(
-        "database {path} holds the {n}-card {objective} game; refusing to use it for the {want_n}-card {want_objective} game (choose another --db)"
-    )]
-    Mismatch {
-        path: PathBuf,
-        n: u8,
-        objective: String,
-        want_n: u8,
-        want_objective: String,
-    },
-    #[error(
-        "database {0} is in use by another process (a running `gops coordinator`, `gops solve` or `gops serve`): stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), ask a running coordinator with `gops status --coordinator URL`, or ask a running `gops serve` over HTTP (/api/value, /api/strategy)"
-    )]
-    Locked(PathBuf),
-    #[error("database is damaged: {0}")]
-    Corrupt(String),
-    /// One slice's record fails its digest or its shape (or is missing from a layer that
-    /// must have it): it can be solved again from the layer below.
-    #[error("database is damaged: slice {rank} of layer {k}: {why}")]
-    DamagedSlice { k: u8, rank: u32, why: String },
-    #[error(
-        "database format version {found} is not supported by this build (it reads {LEGACY_FORMAT_VERSION} to {FORMAT_VERSION}; a newer gops made this db)"
-    )]
-    Version { found: u32 },
-    #[error(
-        "database holds the {n}-card win game in format {found}, which stored every score difference; this build reads win dbs of format {REACHABLE_WIN_FORMAT} on, which store only those that can occur: solve the game again into a new db (`gops solve --n {n} --objective win --db NEW_DIR`; its values at every state that can occur are the same), or read this one with a gops built before format {REACHABLE_WIN_FORMAT} (points dbs of any format are read)"
-    )]
-    WinFormat { n: u8, found: u32 },
-    #[error("storage error: {0}")]
-    Io(String),
-    #[error(
-        "the db's file system is full ({0}): free space on it and start again (everything stored so far is kept and the run resumes)"
-    )]
-    DiskFull(String),
-}
-
-impl StoreError {
-    /// Whether the error comes from what the user asked (a wrong db), not from the
-    /// machine or the data.
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            StoreError::Missing(_) | StoreError::NotADatabase(_) | StoreError::Mismatch { .. }
-        )
-    }
-}
-
-fn io(e: sled::Error) -> StoreError {
-    match e {
-        sled::Error::Corruption { .. } => StoreError::Corrupt(e.to_string()),
-        sled::Error::Io(ref io) if is_disk_full(io) => StoreError::DiskFull(io.to_string()),
-        other => StoreError::Io(other.to_string()),
-    }
-}
-
-/// Whether an I/O error says the file system is full (sled wraps the original error, so
-/// its text is looked at too).
-fn is_disk_full(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::StorageFull
-        || e.raw_os_error() == Some(28)
-        || e.to_string().contains("No space left on device")
 }
 
 /// Where a stored slice's record lies in the db directory ([`Store::locate`]).
@@ -228,15 +85,6 @@ pub struct Store {
 const LEGACY_SLICES_TREE: &[u8] = b"slices";
 /// The tree of a format-3 db's unconfirmed copies (dropped when they are cleared).
 const LEGACY_UNCONFIRMED_TREE: &[u8] = b"unconfirmed";
-
-/// An error of a data file's I/O, naming the file.
-fn file_io(e: std::io::Error, path: &Path) -> StoreError {
-    if is_disk_full(&e) {
-        StoreError::DiskFull(format!("{}: {e}", path.display()))
-    } else {
-        StoreError::Io(format!("{}: {e}", path.display()))
-    }
-}
 
 fn slice_key(k: u8, rank: u32) -> [u8; 5] {
     let r = rank.to_be_bytes();
@@ -724,14 +572,6 @@ impl Store {
     }
 }
 
-fn missing_slice(k: u8, rank: u32) -> StoreError {
-    StoreError::DamagedSlice {
-        k,
-        rank,
-        why: "missing".into(),
-    }
-}
-
 impl Store {
     /// Removes the slice of `rank` from layer `k` (a damaged one, to be solved again),
     /// flushed.
@@ -744,360 +584,5 @@ impl Store {
     }
 }
 
-/// The prize ranks of layer `k` keyed in `tree`, ascending.
-fn ranks_in(tree: &sled::Tree, k: u8) -> Result<Vec<u32>, StoreError> {
-    tree.scan_prefix([k])
-        .keys()
-        .map(|key| {
-            let key = key.map_err(io)?;
-            let bytes: [u8; 4] = key[1..]
-                .try_into()
-                .map_err(|_| StoreError::Corrupt("slice key of wrong length".into()))?;
-            Ok(u32::from_be_bytes(bytes))
-        })
-        .collect()
-}
-
-/// The record that index `entry` points to in `files`: an entry that cannot be read, or
-/// bytes that are not there, are damage to that slice.
-fn read_indexed(files: &SliceFiles, k: u8, rank: u32, entry: &[u8]) -> Result<Vec<u8>, StoreError> {
-    read_place(files, k, rank, indexed_place(k, rank, entry)?)
-}
-
-/// The place index `entry` of slice `rank` of layer `k` names; one that does not decode
-/// is damage to that slice.
-fn indexed_place(k: u8, rank: u32, entry: &[u8]) -> Result<Place, StoreError> {
-    Place::decode(entry).ok_or_else(|| StoreError::DamagedSlice {
-        k,
-        rank,
-        why: format!("index entry of {} bytes", entry.len()),
-    })
-}
-
-/// The bytes at `place` of layer `k`'s file in `files`: bytes that are not there are
-/// damage to slice `rank`.
-fn read_place(files: &SliceFiles, k: u8, rank: u32, place: Place) -> Result<Vec<u8>, StoreError> {
-    let damaged = |why: String| StoreError::DamagedSlice { k, rank, why };
-    files.read(k, place).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::UnexpectedEof => damaged(format!(
-            "{} bytes at {} of {}: {e}",
-            place.len,
-            place.offset,
-            files.path(k).display()
-        )),
-        _ => file_io(e, &files.path(k)),
-    })
-}
-
-/// Writes `bytes` to `path` and syncs them to the disk.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::File::create(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
-}
-
-impl Store {
-    /// Decodes a slice record of layer `k`, rank `rank`, its digest checked.
-    fn decode_record(&self, k: u8, rank: u32, bytes: &[u8]) -> Result<SliceRecord, String> {
-        let parts = SliceBytes::from_record(bytes)?;
-        let slice = Slice::decode_for(self.n(), self.objective(), k, rank, &parts.body)?;
-        Ok(SliceRecord {
-            slice,
-            max_gap: parts.max_gap,
-            games: parts.games,
-            digest: parts.digest,
-        })
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn solved(rank: u32, values: Vec<f64>) -> SolvedSlice {
-        SolvedSlice {
-            prize_rank: rank,
-            slice: Slice::dense(0, values),
-            max_gap: 1e-15,
-            games: 3,
-        }
-    }
-
-    #[test]
-    fn slices_round_trip_and_manifest_is_enforced() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        {
-            // layer 2 of the 5-card game has 13 patterns, 7 canonical
-            let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-            let seven: Vec<f64> = (0..7).map(f64::from).collect();
-            store
-                .put_slices(2, &[solved(7, seven.clone()), solved(3, vec![0.25; 7])])
-                .unwrap();
-            assert_eq!(store.stored_ranks(2).unwrap(), vec![3, 7]);
-            assert_eq!(store.stored_ranks(1).unwrap(), Vec::<u32>::new());
-            let record = store.slice(2, 7).unwrap().unwrap();
-            assert_eq!(record.slice.values, seven);
-            assert_eq!(record.games, 3);
-            assert!(store.layer(2).unwrap().is_none());
-            // a record of the wrong shape is damage, not data
-            store.put_slices(2, &[solved(4, vec![1.0; 6])]).unwrap();
-            assert!(matches!(
-                store.slice(2, 4),
-                Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })
-            ));
-        }
-        let err = Store::open_or_create(&path, 6, Objective::Points)
-            .err()
-            .unwrap();
-        assert!(matches!(err, StoreError::Mismatch { n: 5, .. }), "{err}");
-        let err = Store::open_or_create(&path, 5, Objective::Win)
-            .err()
-            .unwrap();
-        assert!(err.is_usage(), "{err}");
-        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
-        assert_eq!((peeked.n, peeked.objective.as_str()), (5, "points"));
-        let store = Store::open_existing(&path).unwrap();
-        assert_eq!((store.n(), store.objective()), (5, Objective::Points));
-        assert_eq!(
-            store.slice(2, 3).unwrap().unwrap().slice.values,
-            vec![0.25; 7]
-        );
-    }
-
-    /// A 5-card points db at `path` with slices 3 and 7 of layer 2 stored.
-    fn two_slices_in_layer_2(path: &Path) -> Store {
-        let store = Store::open_or_create(path, 5, Objective::Points).unwrap();
-        store
-            .put_slices(2, &[solved(3, vec![0.5; 7]), solved(7, vec![1.5; 7])])
-            .unwrap();
-        store
-    }
-
-    /// Cuts the file at `path` to `len` bytes (a data file that lost its end).
-    fn cut_to(path: &Path, len: u64) {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_len(len)
-            .unwrap();
-    }
-
-    #[test]
-    fn slice_bytes_live_in_data_files_and_a_damaged_place_is_damage() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let store = two_slices_in_layer_2(&path);
-        let file = path.join("slices-02.dat");
-        let before = std::fs::metadata(&file).unwrap().len();
-        assert!(before > 2 * 7 * 8, "both bodies are in the data file");
-        assert_eq!(store.stored_ranks(2).unwrap(), vec![3, 7]);
-        // stored again (a repair): appended, and the new copy is the one read
-        store.put_slices(2, &[solved(3, vec![2.5; 7])]).unwrap();
-        assert!(std::fs::metadata(&file).unwrap().len() > before);
-        assert_eq!(
-            store.require_slice(2, 3).unwrap().slice.values,
-            vec![2.5; 7]
-        );
-        store.remove_slice(2, 7).unwrap();
-        assert_eq!(store.stored_ranks(2).unwrap(), vec![3]);
-        drop(store);
-        // the data file cut short: the slice is damaged, not gone and not garbage
-        cut_to(&file, before);
-        let store = Store::open_existing(&path).unwrap();
-        assert!(matches!(
-            store.slice(2, 3),
-            Err(StoreError::DamagedSlice { k: 2, rank: 3, .. })
-        ));
-        // the data file gone: damage too
-        drop(store);
-        std::fs::remove_file(&file).unwrap();
-        let store = Store::open_existing(&path).unwrap();
-        assert!(matches!(
-            store.slice_bytes(2, 3),
-            Err(StoreError::DamagedSlice { k: 2, rank: 3, .. })
-        ));
-    }
-
-    #[test]
-    fn a_located_record_is_the_slice_and_its_digest_and_a_missing_one_is_damage() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let store = two_slices_in_layer_2(&path);
-        let located = store.locate(2, 7).unwrap().expect("in a data file");
-        assert_eq!(located.file_name, "slices-02.dat");
-        let stored = store.require_slice_bytes(2, 7).unwrap();
-        assert_eq!(located.digest, stored.digest);
-        // what a reader of the directory finds there is the record of that slice
-        let bytes = std::fs::read(path.join(&located.file_name)).unwrap();
-        let start = located.place.offset as usize;
-        let record = &bytes[start..start + located.place.len as usize];
-        assert_eq!(SliceBytes::from_record(record).unwrap(), stored);
-        assert!(matches!(
-            store.locate(2, 4),
-            Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })
-        ));
-        // a data file cut inside the record's header: damage, not a wrong digest
-        drop(store);
-        cut_to(&path.join("slices-02.dat"), located.place.offset + 10);
-        let store = Store::open_existing(&path).unwrap();
-        assert!(matches!(
-            store.locate(2, 7),
-            Err(StoreError::DamagedSlice { k: 2, rank: 7, .. })
-        ));
-    }
-
-    /// A db of format 3 (slices inside sled), as that build wrote it.
-    fn legacy_db(path: &Path) {
-        let db = sled::Config::new().path(path).open().unwrap();
-        let manifest = Manifest {
-            format_version: LEGACY_FORMAT_VERSION,
-            n: 5,
-            objective: "points".into(),
-            created_by: "gops 0.1.0".into(),
-        };
-        let meta = db.open_tree("meta").unwrap();
-        meta.insert(MANIFEST_KEY, serde_json::to_vec(&manifest).unwrap())
-            .unwrap();
-        let slices = db.open_tree(LEGACY_SLICES_TREE).unwrap();
-        for rank in [1u32, 4] {
-            let bytes = solved(rank, vec![f64::from(rank); 7])
-                .to_bytes()
-                .to_record();
-            slices.insert(slice_key(2, rank), bytes).unwrap();
-        }
-        let unconfirmed = db.open_tree(LEGACY_UNCONFIRMED_TREE).unwrap();
-        unconfirmed
-            .insert(
-                slice_key(2, 5),
-                solved(5, vec![0.0; 7]).to_bytes().to_record(),
-            )
-            .unwrap();
-        db.flush().unwrap();
-        std::fs::write(
-            path.join(MANIFEST_FILE),
-            serde_json::to_vec(&manifest).unwrap(),
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn a_format_3_db_is_read_and_upgraded_when_solved_into() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        legacy_db(&path);
-        {
-            // read as it is, and left as it is
-            let store = Store::open_existing(&path).unwrap();
-            assert_eq!(store.manifest().format_version, LEGACY_FORMAT_VERSION);
-            assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 4]);
-            assert_eq!(
-                store.require_slice(2, 4).unwrap().slice.values,
-                vec![4.0; 7]
-            );
-        }
-        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
-        assert_eq!(peeked.format_version, LEGACY_FORMAT_VERSION);
-        // opened to solve: marked format 4 (its arithmetic stays), old slices still read
-        // beside new ones
-        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-        assert_eq!(store.manifest().format_version, FORMAT_4);
-        assert_eq!(store.pivot_start(), PivotStart::Leftmost);
-        let peeked = Store::peek_manifest(&path).unwrap().unwrap();
-        assert_eq!(peeked.format_version, FORMAT_4);
-        store.put_slices(2, &[solved(2, vec![2.0; 7])]).unwrap();
-        assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2, 4]);
-        // an old slice has no place in a data file; a new one has
-        assert_eq!(store.locate(2, 1).unwrap(), None);
-        assert!(store.locate(2, 2).unwrap().is_some());
-        assert_eq!(
-            store.require_slice(2, 1).unwrap().slice.values,
-            vec![1.0; 7]
-        );
-        // a repaired old slice: the new copy wins; a removed one is gone from both
-        store.put_slices(2, &[solved(1, vec![9.0; 7])]).unwrap();
-        assert_eq!(
-            store.require_slice(2, 1).unwrap().slice.values,
-            vec![9.0; 7]
-        );
-        store.remove_slice(2, 4).unwrap();
-        assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2]);
-        // the old copies awaiting confirmation are cleared with the new ones
-        store.clear_unconfirmed().unwrap();
-        assert!(store.unconfirmed(2, 5).unwrap().is_none());
-        assert!(
-            !store
-                .db
-                .tree_names()
-                .iter()
-                .any(|t| t.as_ref() == LEGACY_UNCONFIRMED_TREE)
-        );
-    }
-
-    #[test]
-    fn unconfirmed_copies_round_trip_and_are_cleared_with_their_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db");
-        let store = Store::open_or_create(&path, 5, Objective::Points).unwrap();
-        let copy = solved(3, vec![0.75; 7]).to_bytes();
-        store.put_unconfirmed(2, 3, &copy).unwrap();
-        assert_eq!(store.unconfirmed(2, 3).unwrap(), Some(copy));
-        assert!(store.unconfirmed(2, 4).unwrap().is_none());
-        assert!(store.stored_ranks(2).unwrap().is_empty(), "not stored");
-        store.remove_unconfirmed(2, 3).unwrap();
-        assert!(store.unconfirmed(2, 3).unwrap().is_none());
-        store
-            .put_unconfirmed(2, 4, &solved(4, vec![1.0; 7]).to_bytes())
-            .unwrap();
-        assert!(path.join("unconfirmed-02.dat").exists());
-        store.clear_unconfirmed().unwrap();
-        assert!(store.unconfirmed(2, 4).unwrap().is_none());
-        assert!(!path.join("unconfirmed-02.dat").exists());
-    }
-
-    #[test]
-    fn missing_and_foreign_directories_are_refused_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("nothing-here");
-        assert!(matches!(
-            Store::open_existing(&missing),
-            Err(StoreError::Missing(_))
-        ));
-        assert!(!missing.exists(), "a read must not create a db");
-        let foreign = dir.path().join("foreign");
-        std::fs::create_dir(&foreign).unwrap();
-        std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
-        assert!(matches!(
-            Store::open_or_create(&foreign, 4, Objective::Points),
-            Err(StoreError::NotADatabase(_))
-        ));
-        assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn damaged_record_is_reported_not_returned() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_or_create(&dir.path().join("db"), 3, Objective::Points).unwrap();
-        // layer 1 of the 3-card game: 3 patterns, 2 canonical
-        let good = solved(0, vec![1.0, 2.0]).to_bytes().to_record();
-        assert!(store.decode_record(1, 0, &good).is_ok());
-        assert!(store.decode_record(1, 0, &good[..10]).is_err());
-        assert!(
-            store.decode_record(1, 3, &good).is_err(),
-            "rank out of range"
-        );
-        assert!(
-            store.decode_record(4, 0, &good).is_err(),
-            "layer out of range"
-        );
-        let mut flipped = good.clone();
-        let last = flipped.len() - 1;
-        flipped[last] ^= 0x40;
-        assert_eq!(
-            store.decode_record(1, 0, &flipped).unwrap_err(),
-            "bytes do not match their digest"
-        );
-    }
-}
+mod tests;
