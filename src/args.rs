@@ -162,6 +162,14 @@ pub struct CoordinatorArgs {
     /// (200 to 86400000; workers heartbeat every third of it).
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(*gops_coordinator::cluster::LEASE_RANGE_MS.start()..=*gops_coordinator::cluster::LEASE_RANGE_MS.end()))]
     pub lease_ms: u64,
+    /// Connections open at once; at the cap the coordinator accepts no more until one
+    /// closes [default: 4096, or the file limit less 256 if that is lower].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: Option<u64>,
+    /// Connections open at once from one IPv4 address (or IPv6 /64); more are closed at
+    /// once. Raise it for many workers behind one NAT address [default: 512].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections_per_address: Option<u64>,
     /// Fraction F of the states handed in that the coordinator re-solves and compares bit
     /// for bit: F of every slice's states, or with --verify-slices Q below 1, F / Q of the
     /// states of a share Q of the slices.

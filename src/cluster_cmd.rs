@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gops_common::cards::validate_n;
+use gops_coordinator::admission::{ConnLimits, FD_RESERVE};
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
@@ -161,6 +162,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         }
     };
     let tls_on = tls.is_some();
+    let limits = connection_limits(&args);
     let caches = crate::memory::split(
         args.memory_mb,
         n,
@@ -249,7 +251,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                 }
             }
         };
-        let served = serve_with_tls(listener, Arc::clone(&core), tokens, tls, Duration::from_secs(args.progress_secs), shutdown)
+        let served = serve_with_tls(listener, Arc::clone(&core), tokens, tls, limits, Duration::from_secs(args.progress_secs), shutdown)
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
         if let Some(failure) = core.failure() {
@@ -347,4 +349,39 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         );
         Ok(())
     })
+}
+
+/// The connection limits: the file limit raised to its hard maximum, the total cap left
+/// below it with room for the store's own files, and the flags over both.
+fn connection_limits(args: &CoordinatorArgs) -> ConnLimits {
+    let file_limit = crate::fd_limit::raise();
+    let mut limits = ConnLimits::for_file_limit(file_limit);
+    if let Some(max) = args.max_connections {
+        let room = limits
+            .max_connections
+            .max(ConnLimits::default().max_connections);
+        let room = match file_limit {
+            // more connections than descriptors would starve the store's own files
+            Some(limit) => room.min(limit.saturating_sub(FD_RESERVE).max(16) as usize),
+            None => usize::MAX,
+        };
+        if max as usize > room {
+            warn!(
+                asked = max,
+                allowed = room,
+                "--max-connections is above what the file limit leaves beside the store's files; using the lower"
+            );
+        }
+        limits.max_connections = (max as usize).min(room);
+    }
+    if let Some(per_address) = args.max_connections_per_address {
+        limits.per_address = per_address as usize;
+    }
+    info!(
+        file_limit = file_limit.map_or_else(|| "unknown".to_string(), |l| l.to_string()),
+        max_connections = limits.max_connections,
+        per_address = limits.per_address,
+        "connection limits"
+    );
+    limits
 }

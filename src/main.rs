@@ -7,6 +7,7 @@ mod cluster_cmd;
 mod disk_check;
 mod export_cmd;
 mod failure;
+mod fd_limit;
 mod local;
 mod memory;
 mod output;

@@ -16,6 +16,8 @@
 //! - [`status`]: the run's status, typed end to end (and its protocol message).
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
+//! - [`admission`]: which connections are kept: caps in all and per address, a deadline
+//!   to authenticate, an accept loop that pauses when out of file descriptors.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
 //! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
@@ -24,6 +26,7 @@
 //!   serves them and the dashboard.
 //! - [`dashboard`]: the live dashboard page, `GET /api/status`, and who may read them.
 
+pub mod admission;
 pub mod checks;
 pub mod cluster;
 pub mod config;

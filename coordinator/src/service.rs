@@ -18,13 +18,14 @@ use gops_proto::v1::{
 };
 use gops_proto::wire::{self, slice_data, slice_parts};
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tokio_stream::{Stream, StreamExt};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 use tracing::{debug, info, warn};
 
+use crate::admission::{self, ConnInfo, ConnLimits};
 use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::FetchSlots;
@@ -351,8 +352,15 @@ impl TokenCheck {
 
 impl tonic::service::Interceptor for TokenCheck {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let admitted = |request: Request<()>| {
+            // the connection carried a call that passed: it may stay open
+            if let Some(connection) = request.extensions().get::<ConnInfo>() {
+                connection.mark_authenticated();
+            }
+            Ok(request)
+        };
         if self.tokens.is_empty() {
-            return Ok(request);
+            return admitted(request);
         }
         let given = request
             .metadata()
@@ -364,7 +372,7 @@ impl tonic::service::Interceptor for TokenCheck {
                 if self.tokens.expected.len() > 1 {
                     request.extensions_mut().insert(Credential(i as u32));
                 }
-                Ok(request)
+                admitted(request)
             }
             None => Err(Status::unauthenticated("missing or wrong token")),
         }
@@ -411,15 +419,27 @@ pub async fn serve(
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    serve_with_tls(listener, core, tokens, None, progress_every, shutdown).await
+    let limits = ConnLimits::default();
+    serve_with_tls(
+        listener,
+        core,
+        tokens,
+        None,
+        limits,
+        progress_every,
+        shutdown,
+    )
+    .await
 }
 
-/// [`serve`], speaking TLS only when `tls` is given (see [`server_tls`]).
+/// [`serve`], speaking TLS only when `tls` is given (see [`server_tls`]), keeping the
+/// connections `limits` admits ([`crate::admission`]).
 pub async fn serve_with_tls(
     listener: TcpListener,
     core: Arc<Coordinator>,
     tokens: AccessTokens,
     tls: Option<ServerTlsConfig>,
+    limits: ConnLimits,
     progress_every: Duration,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
@@ -436,14 +456,7 @@ pub async fn serve_with_tls(
     }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
     let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core)));
-    // small replies must not wait for Nagle's algorithm (40 ms stalls per call)
-    let incoming = TcpListenerStream::new(listener).map(|stream| {
-        stream.inspect(|s| {
-            if let Err(e) = s.set_nodelay(true) {
-                warn!(error = %e, "cannot set TCP_NODELAY");
-            }
-        })
-    });
+    let incoming = admission::admit(listener, limits);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
     let signal = async move {
         shutdown.await;

@@ -1,5 +1,6 @@
 //! Integration tests of the `gops` binary and its store, one module per concern.
 
+mod admission;
 mod bad_input;
 mod browser;
 mod cluster;

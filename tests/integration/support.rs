@@ -197,6 +197,11 @@ impl Proc {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The first line (from now on) that satisfies `pred`, waiting up to PATIENCE.
     pub fn wait_for(&mut self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         self.wait_for_within(PATIENCE, what, pred)
