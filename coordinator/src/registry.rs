@@ -23,6 +23,9 @@ struct WorkerEntry {
     credential: Option<Credential>,
     joined: Instant,
     last_seen: Instant,
+    /// When it last made progress (a shard leased, a lease kept, a shard handed in):
+    /// what keeps a session when the registry is full, where any call keeps it seen.
+    last_progress: Option<Instant>,
     /// Submissions that stored (or, replicated, handed in) at least one new slice.
     shards: u64,
     slices: u64,
@@ -57,6 +60,9 @@ pub struct WorkerRegistry {
     max_sessions: usize,
 }
 
+/// Most sessions one credential (a per-worker token) may hold at once.
+pub const MAX_SESSIONS_PER_CREDENTIAL: usize = 64;
+
 impl WorkerRegistry {
     /// An empty registry numbering workers from `first`, banning a session or credential
     /// at `max_rejections` rejected submissions, holding at most `max_sessions`.
@@ -71,8 +77,11 @@ impl WorkerRegistry {
         }
     }
 
-    /// Opens a session for a new worker: its id. Refused for a banned credential, or
-    /// when the registry is full after forgetting the sessions silent for `silent_for`.
+    /// Opens a session for a new worker: its id. Refused for a banned credential. When
+    /// the registry is full, the sessions silent for `silent_for` are forgotten, then
+    /// the oldest session that never made progress makes room (a flood of hellos cannot
+    /// lock a worker out); refused only when every session has made progress. A
+    /// credential holds at most [`MAX_SESSIONS_PER_CREDENTIAL`] sessions the same way.
     pub fn join(
         &mut self,
         name: &str,
@@ -87,10 +96,18 @@ impl WorkerRegistry {
             if rejected >= self.max_rejections {
                 return Err(Refusal::Banned(rejected));
             }
+            let held = self
+                .workers
+                .values()
+                .filter(|w| w.credential == Some(c))
+                .count();
+            if held >= MAX_SESSIONS_PER_CREDENTIAL && !self.evict_idle(Some(c)) {
+                return Err(Refusal::Full(MAX_SESSIONS_PER_CREDENTIAL));
+            }
         }
         if self.workers.len() >= self.max_sessions {
             self.prune(now, silent_for);
-            if self.workers.len() >= self.max_sessions {
+            if self.workers.len() >= self.max_sessions && !self.evict_idle(None) {
                 return Err(Refusal::Full(self.max_sessions));
             }
         }
@@ -105,6 +122,7 @@ impl WorkerRegistry {
                 credential,
                 joined: now,
                 last_seen: now,
+                last_progress: None,
                 shards: 0,
                 slices: 0,
                 games: 0,
@@ -125,6 +143,42 @@ impl WorkerRegistry {
             .collect();
         for id in silent {
             self.remove(id);
+        }
+    }
+
+    /// Forgets the oldest session (of `credential`, if given) that never made progress;
+    /// false if there is none.
+    fn evict_idle(&mut self, credential: Option<Credential>) -> bool {
+        let oldest = self
+            .workers
+            .iter()
+            .filter(|(_, w)| w.last_progress.is_none())
+            .find(|(_, w)| credential.is_none() || w.credential == credential)
+            .map(|(&id, _)| id);
+        oldest.inspect(|&id| self.remove(id)).is_some()
+    }
+
+    /// Notes that `id` made progress: leased a shard, kept a lease, handed in a shard.
+    pub fn progress(&mut self, id: WorkerId, now: Instant) {
+        if let Some(w) = self.workers.get_mut(&id) {
+            w.last_progress = Some(now);
+        }
+    }
+
+    /// The sessions banned with `id` once it is banned: itself and, with per-worker
+    /// tokens, every session of its credential. Empty while it is in good standing.
+    pub fn banned_with(&self, id: WorkerId) -> Vec<WorkerId> {
+        if !matches!(self.check_standing(id), Err(Refusal::Banned(_))) {
+            return Vec::new();
+        }
+        match self.credential(id) {
+            Some(c) => self
+                .workers
+                .iter()
+                .filter(|(_, w)| w.credential == Some(c))
+                .map(|(&session, _)| session)
+                .collect(),
+            None => vec![id],
         }
     }
 

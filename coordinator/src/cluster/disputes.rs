@@ -250,6 +250,7 @@ impl Coordinator {
         }
         for author in blamed {
             inner.workers.blame(author);
+            Self::end_leases_of_banned(inner, author);
         }
         for (_, (first, first_games)) in confirmed_by {
             inner.workers.credit(first, 1, first_games);

@@ -38,6 +38,7 @@ impl Coordinator {
                 prize_ranks,
             } => {
                 inner.leased.extend(prize_ranks.iter().map(|&r| (k, r)));
+                inner.workers.progress(worker, now);
                 LeaseOutcome::Shard {
                     lease_id,
                     layer: k,
@@ -56,10 +57,16 @@ impl Coordinator {
     ) -> Result<bool, CoreError> {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, now)?;
-        Ok(inner
+        // a banned session keeps no lease alive
+        Self::check_standing(&inner, caller.worker)?;
+        let kept = inner
             .open
             .as_mut()
-            .is_some_and(|open| open.ledger.heartbeat(caller.worker, lease_id, now)))
+            .is_some_and(|open| open.ledger.heartbeat(caller.worker, lease_id, now));
+        if kept {
+            inner.workers.progress(caller.worker, now);
+        }
+        Ok(kept)
     }
 
     pub fn release(&self, caller: Caller, lease_id: LeaseId) -> Result<(), CoreError> {

@@ -155,7 +155,9 @@ impl Coordinator {
             return Err(self.reject(&mut inner, worker, lease_id, why));
         }
         if outcome.stored + outcome.held > 0 {
-            self.lock().workers.credit_shard(worker);
+            let mut inner = self.lock();
+            inner.workers.credit_shard(worker);
+            inner.workers.progress(worker, Instant::now());
         }
         Ok(outcome)
     }
@@ -273,7 +275,30 @@ impl Coordinator {
         if let Some(open) = inner.open.as_mut() {
             open.ledger.release(worker, lease_id);
         }
+        Self::end_leases_of_banned(inner, worker);
         CoreError::Rejected(why)
+    }
+
+    /// Once `worker` is banned, every lease of its session and, with per-worker tokens,
+    /// of its credential's other sessions goes back to be leased to others.
+    pub(super) fn end_leases_of_banned(inner: &mut Inner, worker: WorkerId) {
+        let banned = inner.workers.banned_with(worker);
+        if banned.is_empty() {
+            return;
+        }
+        let Some(open) = inner.open.as_mut() else {
+            return;
+        };
+        let taken: usize = banned.iter().map(|&w| open.ledger.release_all(w)).sum();
+        warn!(worker = %worker, sessions = banned.len(), leases = taken, "banned: every lease of its sessions taken back");
+        let message = format!(
+            "{} is banned: {taken} lease(s) of {} session(s) taken back",
+            Self::who(inner, worker),
+            banned.len()
+        );
+        inner
+            .events
+            .record_now(EventKind::SubmissionRejected, message);
     }
 
     /// A write to the store failed: sled keeps failing after that, so the coordinator

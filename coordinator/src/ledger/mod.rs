@@ -313,9 +313,9 @@ impl LeaseLedger {
         Some(if walked_into { start + len / 2 } else { start })
     }
 
-    /// Gives back every lease `worker` holds (a worker that left).
-    pub fn release_all(&mut self, worker: WorkerId) {
-        self.take_back(|l| l.worker == worker);
+    /// Gives back every lease `worker` holds (a worker that left, or banned): how many.
+    pub fn release_all(&mut self, worker: WorkerId) -> usize {
+        self.take_back(|l| l.worker == worker).len()
     }
 
     /// Extends a lease held by `worker`; false if it is unknown, expired, or its shard
