@@ -63,6 +63,15 @@ pub enum Rejection {
     NonFinite { rank: u32, value: f64 },
     #[error("slice {rank}: certificate gap {gap:e} over tolerance")]
     GapOverTolerance { rank: u32, gap: f64 },
+    #[error(
+        "slice {rank}: {games} matrix games reported, where its shape and values allow {least} to {most}"
+    )]
+    ImpossibleGames {
+        rank: u32,
+        games: u64,
+        least: u64,
+        most: u64,
+    },
     #[error("slice {rank}: pattern {pattern} at d {d} is {stored}, a re-solve gives {resolved}")]
     ValueMismatch {
         rank: u32,
@@ -205,7 +214,13 @@ impl From<Rejection> for CheckFailure {
 /// The checks of a slice that need nothing but the slice, cheap enough to run before
 /// anything is loaded for it: digest, shape, canonical encoding, finite values and the
 /// reported certificate gap. The decoded slice.
-pub fn check_form(n: u8, objective: Objective, k: u8, s: &Submitted) -> Result<Slice, Rejection> {
+pub fn check_form(
+    n: u8,
+    objective: Objective,
+    engine: &LayerEngine,
+    s: &Submitted,
+) -> Result<Slice, Rejection> {
+    let k = engine.k();
     let rank = s.prize_rank;
     if digest_bytes(&s.bytes.body) != s.bytes.digest {
         return Err(Rejection::DigestMismatch { rank });
@@ -222,6 +237,15 @@ pub fn check_form(n: u8, objective: Objective, k: u8, s: &Submitted) -> Result<S
     let gap = s.bytes.max_gap;
     if !(gap.is_finite() && (0.0..=GAP_TOLERANCE * scale).contains(&gap)) {
         return Err(Rejection::GapOverTolerance { rank, gap });
+    }
+    let games = engine.games_bounds(rank, &slice);
+    if !games.contains(&s.bytes.games) {
+        return Err(Rejection::ImpossibleGames {
+            rank,
+            games: s.bytes.games,
+            least: *games.start(),
+            most: *games.end(),
+        });
     }
     Ok(slice)
 }

@@ -434,17 +434,27 @@ mod tests {
     }
 
     #[test]
-    fn a_full_registry_forgets_silent_sessions_before_refusing() {
+    fn a_full_registry_forgets_silent_sessions_then_idle_ones_before_refusing() {
         let t0 = Instant::now();
         let mut registry = WorkerRegistry::new(WorkerId(1), 3, 2);
-        registry.join("a", 1, KEY, None, t0, SILENT).unwrap();
-        registry.join("b", 1, KEY, None, t0, SILENT).unwrap();
+        let a = registry.join("a", 1, KEY, None, t0, SILENT).unwrap();
+        let b = registry.join("b", 1, KEY, None, t0, SILENT).unwrap();
+        registry.progress(a, t0);
+        registry.progress(b, t0);
+        // both at work: no room
         assert_eq!(
             registry.join("c", 1, KEY, None, t0, SILENT),
             Err(Refusal::Full(2))
         );
+        // silent ones are forgotten
         let later = t0 + SILENT * 2;
-        assert!(registry.join("c", 1, KEY, None, later, SILENT).is_ok());
+        let c = registry.join("c", 1, KEY, None, later, SILENT).unwrap();
         assert_eq!(registry.len(), 1);
+        // then the oldest that never made progress
+        let d = registry.join("d", 1, KEY, None, later, SILENT).unwrap();
+        registry.progress(d, later);
+        let e = registry.join("e", 1, KEY, None, later, SILENT).unwrap();
+        assert_eq!(registry.name(c), None);
+        assert_eq!((registry.name(d), registry.name(e)), (Some("d"), Some("e")));
     }
 }

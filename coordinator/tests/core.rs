@@ -1240,3 +1240,25 @@ fn one_token_holds_at_most_its_share_of_sessions() {
     assert!(known(own.last().unwrap()));
     assert!(!known(&own[0]));
 }
+
+#[test]
+fn impossible_game_counts_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 0.0);
+    let now = Instant::now();
+    let liar = core
+        .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+        .unwrap();
+    for games in [u64::MAX, 0] {
+        let (lease_id, _, _, mut slices) = lease_and_solve(&core, liar, now);
+        slices[0].bytes.games = games;
+        let err = core.submit(liar, lease_id, slices, now).unwrap_err();
+        assert!(
+            matches!(err, CoreError::Rejected(Rejection::ImpossibleGames { games: g, .. }) if g == games),
+            "{err}"
+        );
+    }
+    let status = core.status(now).unwrap();
+    assert_eq!(status.rejected_submissions, 2);
+    assert_eq!(status.games_per_second, 0.0);
+}

@@ -3,6 +3,7 @@
 //! score difference and every upcard `c` gives one matrix game whose entries are read from
 //! the slice `C - c` below; the state's value is the mean of the k game values.
 
+mod games;
 mod scratch;
 
 use rayon::prelude::*;

@@ -176,7 +176,7 @@ impl Coordinator {
         // the cheap checks first: a damaged submission loads nothing
         let decoded = slices
             .iter()
-            .map(|s| check_form(self.n(), self.objective(), engine.k(), s))
+            .map(|s| check_form(self.n(), self.objective(), engine, s))
             .collect::<Result<Vec<_>, Rejection>>()?;
         // only the slices with states to re-solve read the slices below
         let resolved: Vec<u32> = slices
