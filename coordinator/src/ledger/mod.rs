@@ -65,6 +65,7 @@ pub struct Party(pub u64);
 struct Lease {
     shard: usize,
     worker: WorkerId,
+    party: Party,
     deadline: Instant,
 }
 
@@ -229,11 +230,12 @@ impl LeaseLedger {
                 ShardState::Leased(_) if s.copied_by.contains(&party) => false,
                 ShardState::Leased(ids) => {
                     ids.len() < self.max_copies
-                        && ids.iter().all(|id| self.leases[id].worker != worker)
-                        && overdue.is_some_and(|after| {
-                            s.leased_since
-                                .is_some_and(|since| now.duration_since(since) >= after)
+                        && ids.iter().all(|id| {
+                            let holder = &self.leases[id];
+                            holder.worker != worker && holder.party != party
                         })
+                        && s.leased_since
+                            .is_some_and(|since| now.duration_since(since) >= overdue)
                 }
                 _ => false,
             })
@@ -250,6 +252,7 @@ impl LeaseLedger {
             Lease {
                 shard: index,
                 worker,
+                party,
                 deadline: now + self.lease_duration,
             },
         );
@@ -389,10 +392,15 @@ impl LeaseLedger {
     }
 
     /// How long a shard must have been out before an idle worker gets a speculative
-    /// copy of it: twice the mean time the finished shards took. `None` before any
-    /// shard is finished (nothing to go by: a dead worker's lease expires anyway).
-    fn overdue_after(&self) -> Option<Duration> {
-        (self.finished > 0).then(|| self.finished_time * 2 / self.finished)
+    /// copy of it: twice the mean time the finished shards took, or before any shard is
+    /// finished, twice the lease (so that a party that leased every shard and
+    /// heartbeats them cannot keep the others idle for ever).
+    fn overdue_after(&self) -> Duration {
+        if self.finished > 0 {
+            self.finished_time * 2 / self.finished
+        } else {
+            self.lease_duration * 2
+        }
     }
 
     /// Records that the slice of `rank` is stored at `now`. A rank stored already, or

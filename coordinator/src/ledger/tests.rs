@@ -112,7 +112,7 @@ fn speculative_copies_only_of_overdue_shards_when_nothing_is_pending() {
     for worker in 1..=4 {
         assert!(matches!(l.assign(W(worker), t0), Assignment::Shard { .. }));
     }
-    assert_eq!(l.assign(W(5), t0), Assignment::Wait, "no pace known yet");
+    assert_eq!(l.assign(W(5), t0), Assignment::Wait, "none overdue");
     // the last shard took 10 ms: a copy of another waits until it is out for 20 ms
     assert!(l.slice_stored(5, t0 + ms(10)));
     assert_eq!(l.assign(W(5), t0 + ms(15)), Assignment::Wait, "not overdue");
@@ -284,4 +284,37 @@ proptest! {
             prop_assert_eq!(l.is_done(), stored.len() == 10);
         }
     }
+}
+
+#[test]
+fn a_party_that_holds_every_shard_cannot_keep_another_idle() {
+    let t0 = Instant::now();
+    let mut l = LeaseLedger::new(vec![vec![0], vec![1], vec![2]], LEASE, LeaseId(1));
+    let hoarder = Party(1);
+    let mut held = Vec::new();
+    for worker in 1..=3 {
+        let Assignment::Shard { lease_id, .. } = l.assign_to(W(worker), hoarder, t0) else {
+            panic!()
+        };
+        held.push((W(worker), lease_id));
+    }
+    let honest = (W(9), Party(9));
+    assert_eq!(l.assign_to(honest.0, honest.1, t0), Assignment::Wait);
+    // the hoarder keeps every lease alive
+    let mut t = t0;
+    for _ in 0..4 {
+        t += LEASE / 2;
+        for &(worker, lease_id) in &held {
+            assert!(l.heartbeat(worker, lease_id, t));
+        }
+    }
+    // no shard of the layer is finished, yet past twice the lease the honest party
+    // gets a copy; another session of the hoarding party never does
+    assert!(t >= t0 + LEASE * 2);
+    assert_eq!(l.assign_to(W(4), hoarder, t), Assignment::Wait);
+    let Assignment::Shard { prize_ranks, .. } = l.assign_to(honest.0, honest.1, t) else {
+        panic!("the honest party waits")
+    };
+    assert!(l.slice_stored(prize_ranks[0], t));
+    l.assert_consistent();
 }
