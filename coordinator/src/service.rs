@@ -28,7 +28,7 @@ use tracing::{debug, info, warn};
 use crate::admission::{self, ConnInfo, ConnLimits};
 use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
-use crate::fetch_slots::FetchSlots;
+use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
 use crate::stall::StallWatch;
 
@@ -65,9 +65,12 @@ async fn blocking<T: Send + 'static>(
         .map_err(Status::from)
 }
 
-/// How long one slice of a stream may wait for its reader: a client that stops reading
-/// (or never grants flow-control window) loses its stream, not a thread.
-const FETCH_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+/// How far a slice stream may fall behind [`FETCH_MIN_RATE`]: a client that stops
+/// reading (or never grants flow-control window) loses its stream, not a thread.
+const FETCH_GRACE: Duration = Duration::from_secs(10);
+/// The slowest a slice stream may be read, bytes per second, after [`FETCH_GRACE`]: a
+/// reader that holds a stream open by reading a little now and then loses it.
+const FETCH_MIN_RATE: f64 = 256.0 * 1024.0;
 
 pub struct Service {
     core: Arc<Coordinator>,
@@ -151,31 +154,38 @@ impl CoordinatorRpc for Service {
         &self,
         request: Request<FetchRequest>,
     ) -> Result<Response<SliceStream>, Status> {
+        let party = fetch_party(&request);
         let r = request.into_inner();
         let layer = layer_of(r.layer)?;
         let core = Arc::clone(&self.core);
         let (check_core, ranks) = (Arc::clone(&core), r.prize_ranks.clone());
         blocking(move || check_core.check_fetch(layer, &ranks)).await?;
         // a valid request waits its turn for a stream (a bad one is answered at once)
-        let permit = self.fetch_slots.acquire().await?;
-        // one slice in memory at a time per stream; each read off the runtime, and a
-        // reader that stops reading loses the stream after FETCH_SEND_TIMEOUT
+        let slot = self.fetch_slots.acquire(party).await?;
+        // one slice in memory at a time per stream, each read off the runtime; a reader
+        // slower than FETCH_MIN_RATE (after FETCH_GRACE) loses the stream
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         tokio::spawn(async move {
-            let _permit = permit;
+            let _slot = slot;
+            let started = tokio::time::Instant::now();
+            let mut sent = 0u64;
             for rank in r.prize_ranks {
                 let read_core = Arc::clone(&core);
                 let item = blocking(move || read_core.fetch_one(layer, rank))
                     .await
                     .map(|bytes| slice_data(layer, rank, bytes));
                 let failed = item.is_err();
-                match tokio::time::timeout(FETCH_SEND_TIMEOUT, tx.send(item)).await {
+                sent += item.as_ref().map_or(0, |s| s.body.len() as u64);
+                let due =
+                    started + FETCH_GRACE + Duration::from_secs_f64(sent as f64 / FETCH_MIN_RATE);
+                match tokio::time::timeout_at(due, tx.send(item)).await {
                     Ok(Ok(())) if !failed => {}
                     Ok(_) => break,
                     Err(_) => {
                         warn!(
                             layer,
-                            "a slice stream's reader stopped reading; stream dropped"
+                            min_bytes_per_s = FETCH_MIN_RATE,
+                            "a slice stream's reader reads too slowly; stream dropped"
                         );
                         break;
                     }
@@ -335,6 +345,21 @@ impl AccessTokens {
     }
 }
 
+/// Who a fetch counts against: the per-worker token it presented, or else the peer's
+/// address.
+fn fetch_party<T>(request: &Request<T>) -> FetchParty {
+    if let Some(Credential(c)) = request.extensions().get::<Credential>() {
+        return FetchParty::Credential(*c);
+    }
+    match request.extensions().get::<ConnInfo>() {
+        Some(connection) => match connection.tcp.remote_addr {
+            Some(address) => FetchParty::Address(address.ip()),
+            None => FetchParty::Unknown,
+        },
+        None => FetchParty::Unknown,
+    }
+}
+
 /// Refuses every call without `authorization: Bearer <token>` of an accepted token, when
 /// tokens are set; marks the call with its [`Credential`] when there is one per worker.
 #[derive(Clone)]
@@ -403,7 +428,7 @@ const KEEPALIVE: Duration = Duration::from_secs(20);
 const MAX_STREAMS_PER_CONNECTION: u32 = 64;
 
 /// The longest a call may take to be answered (a submission's checks included; a slice
-/// stream's own pace is bounded by [`FETCH_SEND_TIMEOUT`]).
+/// stream's own pace is bounded by [`FETCH_MIN_RATE`]).
 const CALL_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 /// How long a stopping server waits for the calls in flight. A connection to a worker
