@@ -131,8 +131,9 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::Runtime(format!("cannot start the async runtime: {e}")))
 }
 
-/// Resolves, with the reason, once the coordinator's store can no longer be written.
-async fn store_failure(core: Arc<Coordinator>) -> String {
+/// Resolves, with the reason, once the coordinator cannot go on: its store can no longer
+/// be written, or a shard fails on every worker that takes it.
+async fn run_failure(core: Arc<Coordinator>) -> String {
     loop {
         if let Some(failure) = core.failure() {
             return failure;
@@ -245,8 +246,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                         info!("signal received; stopping (the db is consistent)");
                     }
                     _ = done => info!("run complete; stopping"),
-                    failure = store_failure(Arc::clone(&core)) => {
-                        error!(error = %failure, "stopping: the store cannot be written");
+                    failure = run_failure(Arc::clone(&core)) => {
+                        error!(error = %failure, "stopping: the run cannot go on");
                     }
                 }
             }

@@ -187,7 +187,9 @@ impl FetchSlots {
 
 impl std::fmt::Debug for FetchSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FetchSlot").field("party", &self.party).finish()
+        f.debug_struct("FetchSlot")
+            .field("party", &self.party)
+            .finish()
     }
 }
 

@@ -158,6 +158,11 @@ impl WorkerRegistry {
         oldest.inspect(|&id| self.remove(id)).is_some()
     }
 
+    /// Whether `id` has handed in a shard that stored new slices this run.
+    pub fn has_stored(&self, id: WorkerId) -> bool {
+        self.workers.get(&id).is_some_and(|w| w.shards > 0)
+    }
+
     /// Notes that `id` made progress: leased a shard, kept a lease, handed in a shard.
     pub fn progress(&mut self, id: WorkerId, now: Instant) {
         if let Some(w) = self.workers.get_mut(&id) {

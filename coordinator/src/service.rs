@@ -255,7 +255,12 @@ impl CoordinatorRpc for Service {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
         let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
-        blocking(move || core.release(caller, lease)).await?;
+        if r.failure.is_empty() {
+            blocking(move || core.release(caller, lease)).await?;
+        } else {
+            let why = r.failure;
+            blocking(move || core.release_failed(caller, lease, &why, Instant::now())).await?;
+        }
         Ok(Response::new(ReleaseReply {}))
     }
 

@@ -1262,3 +1262,38 @@ fn impossible_game_counts_are_rejected() {
     assert_eq!(status.rejected_submissions, 2);
     assert_eq!(status.games_per_second, 0.0);
 }
+
+#[test]
+fn a_shard_that_fails_on_three_workers_stops_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 5, 0.0);
+    let now = Instant::now();
+    let v = gops_proto::PROTOCOL_VERSION;
+    let workers: Vec<Caller> = (0..3)
+        .map(|i| core.hello(v, &format!("w{i}"), 1, None).unwrap())
+        .collect();
+    // each stores a shard first: only workers that did real work count
+    for &w in &workers {
+        let (lease_id, _, _, slices) = lease_and_solve(&core, w, now);
+        core.submit(w, lease_id, slices, now).unwrap();
+    }
+    let newcomer = core.hello(v, "new", 1, None).unwrap();
+    let (lease_id, layer, ranks) = lease_shard(&core, newcomer, now);
+    core.release_failed(newcomer, lease_id, "matrix game not certified", now)
+        .unwrap();
+    for (i, &w) in workers.iter().enumerate() {
+        assert_eq!(core.failure(), None, "after {i} counted failures");
+        // the shard given back goes first
+        let (lease_id, k, again) = lease_shard(&core, w, now);
+        assert_eq!((k, &again), (layer, &ranks));
+        core.release_failed(w, lease_id, "matrix game not certified", now)
+            .unwrap();
+    }
+    let failure = core.failure().expect("the run stops");
+    assert!(
+        failure.contains(&format!("layer {layer}"))
+            && failure.contains("3 parties")
+            && failure.contains("matrix game not certified"),
+        "{failure}"
+    );
+}

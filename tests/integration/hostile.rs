@@ -75,6 +75,7 @@ async fn attack(client: &mut Client) -> usize {
                 worker_id: victim,
                 lease_id: 1,
                 session_key: forged_key.clone(),
+                failure: String::new(),
             })
             .await
             .unwrap_err();

@@ -200,7 +200,7 @@ async fn work(
             Ok(slices) => slices,
             Err(error) => {
                 error!(layer, error = %error, "shard failed; giving it back");
-                release(&session, lease_id).await;
+                release_failed(&session, lease_id, &error.to_string()).await;
                 if let Ok(Next::Ready(next)) = prefetched {
                     release(&session, next.shard.lease_id).await;
                 }
@@ -394,10 +394,17 @@ async fn solve_leasing_ahead(
 /// Gives a lease back unfinished; the coordinator not answering is no reason to stop
 /// (the lease expires anyway).
 async fn release(session: &Session, lease_id: LeaseId) {
+    release_failed(session, lease_id, "").await;
+}
+
+/// Gives a lease back saying why the shard failed (empty: a plain give-back), so the
+/// coordinator can stop a run on a shard no worker gets past.
+async fn release_failed(session: &Session, lease_id: LeaseId, failure: &str) {
     let request = ReleaseRequest {
         worker_id: session.id().0,
         lease_id: lease_id.0,
         session_key: session.key.to_wire(),
+        failure: failure.to_string(),
     };
     let _ = session.client.clone().release(request).await;
 }

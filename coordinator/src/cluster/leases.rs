@@ -77,4 +77,87 @@ impl Coordinator {
         }
         Ok(())
     }
+
+    /// Gives back a lease whose shard the worker failed on, for `why` (an error it
+    /// cannot get past). Once workers of [`SHARD_FAILURES_TO_STOP`] parties have failed
+    /// on the same shard, the run stops with an error naming it: no worker will get
+    /// past it, and leasing it again for ever would hide the cause. Only workers that
+    /// have stored a shard this run count, so that stopping a run costs real work.
+    pub fn release_failed(
+        &self,
+        caller: Caller,
+        lease_id: LeaseId,
+        why: &str,
+        now: Instant,
+    ) -> Result<(), CoreError> {
+        let mut inner = self.lock();
+        Self::authenticate(&mut inner, &caller, now)?;
+        let party = Self::party(&inner, caller.worker);
+        let has_stored = inner.workers.has_stored(caller.worker);
+        let Some(open) = inner.open.as_mut() else {
+            return Ok(());
+        };
+        let k = open.k();
+        let Some(ranks) = open
+            .ledger
+            .lease_ranks(caller.worker, lease_id)
+            .map(<[u32]>::to_vec)
+        else {
+            return Ok(());
+        };
+        open.ledger.release(caller.worker, lease_id);
+        let why: String = why.chars().take(1000).collect();
+        let shard = describe_ranks(&ranks);
+        warn!(worker = %caller.worker, layer = k, shard = %shard, error = %why, "a worker failed on a shard");
+        let message = format!(
+            "{} failed on the shard of layer {k}, prize ranks {shard}: {why}",
+            Self::who(&inner, caller.worker)
+        );
+        inner
+            .events
+            .record_now(EventKind::SubmissionRejected, message);
+        let (parties, last) = inner
+            .shard_failures
+            .entry((k, ranks[0]))
+            .or_insert_with(|| (HashSet::new(), String::new()));
+        if has_stored {
+            parties.insert(party);
+        }
+        *last = why;
+        let failed = parties.len();
+        if failed >= SHARD_FAILURES_TO_STOP && inner.failure.is_none() {
+            let failure = format!(
+                "workers of {failed} parties failed on the shard of layer {k}, prize ranks {shard}, the last with: {}",
+                inner.shard_failures[&(k, ranks[0])].1
+            );
+            error!(error = %failure, "stopping: a shard no worker gets past");
+            inner
+                .events
+                .record_now(EventKind::StoreFailed, failure.clone());
+            inner.failure = Some(failure);
+        }
+        Ok(())
+    }
+}
+
+/// Parties that must fail on one shard before the run stops.
+pub const SHARD_FAILURES_TO_STOP: usize = 3;
+
+/// Prize ranks as text, runs shortened: `4..=9, 12`.
+fn describe_ranks(ranks: &[u32]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}..={}", ranks[i], ranks[j])
+        } else {
+            ranks[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
 }

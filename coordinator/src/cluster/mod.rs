@@ -90,6 +90,9 @@ struct Inner {
     leased: HashSet<(u8, u32)>,
     /// The last events, for the dashboard.
     events: EventLog,
+    /// Shards workers failed on this run, by (layer, first prize rank): the parties
+    /// that failed, and the last reason given.
+    shard_failures: HashMap<(u8, u32), (HashSet<Party>, String)>,
 }
 
 pub struct Coordinator {
@@ -154,6 +157,7 @@ impl Coordinator {
                     refused_calls: 0,
                     disagreements: 0,
                     failure: None,
+                    shard_failures: HashMap::new(),
                     repaired: 0,
                     slice_budget: None,
                     leased: HashSet::new(),
