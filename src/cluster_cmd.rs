@@ -131,6 +131,10 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::Runtime(format!("cannot start the async runtime: {e}")))
 }
 
+/// How long a coordinator with `--exit-when-done` and `--metrics` keeps serving once the
+/// run is complete and its workers told, so that the dashboard shows the end.
+const DASHBOARD_GRACE: Duration = Duration::from_secs(10);
+
 /// Resolves, with the reason, once the coordinator cannot go on: its store can no longer
 /// be written, or a shard fails on every worker that takes it.
 async fn run_failure(core: Arc<Coordinator>) -> String {
@@ -218,6 +222,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             let core = Arc::clone(&core);
             let exit_when_done = args.exit_when_done;
             let lease = core.config().lease;
+            let dashboard = args.metrics.is_some();
             async move {
                 let mut finished_at = None;
                 loop {
@@ -228,6 +233,11 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                         // most ten leases, so no client can hold the exit for ever
                         let since = *finished_at.get_or_insert_with(std::time::Instant::now);
                         if core.workers_released(std::time::Instant::now()) || since.elapsed() > lease * 10 {
+                            if dashboard {
+                                // whoever watches sees the final table before it goes
+                                info!(grace_secs = DASHBOARD_GRACE.as_secs(), "run complete; the dashboard stays up a little");
+                                tokio::time::sleep(DASHBOARD_GRACE).await;
+                            }
                             return;
                         }
                     }

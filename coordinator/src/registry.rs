@@ -303,29 +303,42 @@ impl WorkerRegistry {
     pub fn live(&self, now: Instant, within: Duration, limit: usize) -> Vec<WorkerStatus> {
         self.live_entries(now, within)
             .take(limit)
-            .map(|(id, w)| {
-                let lifetime = now.saturating_duration_since(w.joined).as_secs_f64();
-                WorkerStatus {
-                    id: id.0,
-                    name: w.name.clone(),
-                    threads: w.threads,
-                    slices: w.slices,
-                    rejected: w.rejected,
-                    activity: Some(WorkerActivity {
-                        shards: w.shards,
-                        games: w.games,
-                        games_per_second: if lifetime > 0.0 {
-                            w.games as f64 / lifetime
-                        } else {
-                            0.0
-                        },
-                        seconds_since_heard: now
-                            .saturating_duration_since(w.last_seen)
-                            .as_secs_f64(),
-                    }),
-                }
-            })
+            .map(|(id, w)| worker_status(*id, w, now))
             .collect()
+    }
+
+    /// Up to `limit` of the workers that stored slices this run, by id, whether still
+    /// connected or not, with their activity up to `end`: the final table of a finished
+    /// run.
+    pub fn contributors(&self, end: Instant, limit: usize) -> Vec<WorkerStatus> {
+        self.workers
+            .iter()
+            .filter(|(_, w)| w.slices > 0)
+            .take(limit)
+            .map(|(id, w)| worker_status(*id, w, end))
+            .collect()
+    }
+}
+
+/// A worker's line of the status, its rates and silence taken at `now`.
+fn worker_status(id: WorkerId, w: &WorkerEntry, now: Instant) -> WorkerStatus {
+    let lifetime = now.saturating_duration_since(w.joined).as_secs_f64();
+    WorkerStatus {
+        id: id.0,
+        name: w.name.clone(),
+        threads: w.threads,
+        slices: w.slices,
+        rejected: w.rejected,
+        activity: Some(WorkerActivity {
+            shards: w.shards,
+            games: w.games,
+            games_per_second: if lifetime > 0.0 {
+                w.games as f64 / lifetime
+            } else {
+                0.0
+            },
+            seconds_since_heard: now.saturating_duration_since(w.last_seen).as_secs_f64(),
+        }),
     }
 }
 

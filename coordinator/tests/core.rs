@@ -1297,3 +1297,25 @@ fn a_shard_that_fails_on_three_workers_stops_the_run_naming_it() {
         "{failure}"
     );
 }
+
+#[test]
+fn a_finished_run_keeps_its_final_worker_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = coordinator(&dir.path().join("db"), 4, 0.0);
+    let now = Instant::now();
+    let v = gops_proto::PROTOCOL_VERSION;
+    let worker = core.hello(v, "finisher", 1, None).unwrap();
+    let idle = core.hello(v, "idle", 1, None).unwrap();
+    run_to_the_end(&core, worker, now);
+    // both have been told the run is finished; long after, the table still lists the
+    // one that did the work, with its totals
+    assert!(matches!(core.lease(idle, now), Ok(LeaseOutcome::Finished)));
+    let status = core.status(now + LEASE * 100).unwrap();
+    let names: Vec<&str> = status.workers.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, vec!["finisher"]);
+    let stored: u64 = status.workers.iter().map(|w| w.slices).sum();
+    let all: usize = (1..=4)
+        .map(|k| gops_common::prizes::prize_set_count(4, k))
+        .sum();
+    assert_eq!(stored, all as u64);
+}

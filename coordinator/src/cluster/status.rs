@@ -78,9 +78,13 @@ impl Coordinator {
             run,
             open_layer,
             shards,
-            workers: inner
-                .workers
-                .live(now, self.config.lease * 2, MAX_LISTED_WORKERS),
+            // a finished run keeps its final table: everyone who stored slices
+            workers: match inner.finished_at {
+                Some(end) => inner.workers.contributors(end, MAX_LISTED_WORKERS),
+                None => inner
+                    .workers
+                    .live(now, self.config.lease * 2, MAX_LISTED_WORKERS),
+            },
             slices_per_second: inner.slices_this_run as f64 / elapsed,
             games_per_second: inner.games_this_run as f64 / elapsed,
             rejected_submissions: inner.rejected,
