@@ -191,6 +191,9 @@ fn print_cluster(status: &ClusterStatus) {
         status.disagreements,
         status.repaired_slices
     );
+    if let Some(stall) = &status.stall {
+        crate::out!("not moving: {stall}");
+    }
     if let Some(failure) = &status.failure {
         crate::out!("stopping: {failure}");
     }

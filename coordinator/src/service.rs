@@ -30,7 +30,7 @@ use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
-use crate::stall::StallWatch;
+use crate::stall::{Stall, StallWatch};
 
 impl From<CoreError> for Status {
     fn from(e: CoreError) -> Status {
@@ -589,6 +589,7 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
         };
         let status = &live.cluster;
         let Some(layer) = status.open_layer else {
+            core.set_stall(None);
             // once: what to do now, rather than the same line every few seconds
             if !said_complete {
                 info!(
@@ -617,5 +618,6 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
         if let Some(stall) = stalls.observe(Instant::now(), live.games_this_run, &names) {
             warn!(layer, "{}", stall.describe());
         }
+        core.set_stall(stalls.current().map(Stall::describe));
     }
 }

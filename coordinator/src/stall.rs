@@ -44,6 +44,8 @@ pub struct StallWatch {
     progress_at: Instant,
     workers_seen_at: Instant,
     warned_at: Option<Instant>,
+    /// The stall found at the last observation, reported or not.
+    current: Option<Stall>,
 }
 
 impl StallWatch {
@@ -54,6 +56,7 @@ impl StallWatch {
             progress_at: now,
             workers_seen_at: now,
             warned_at: None,
+            current: None,
         }
     }
 
@@ -78,6 +81,7 @@ impl StallWatch {
                 workers: live_workers.to_vec(),
             })
         };
+        self.current = stall.clone();
         let Some(stall) = stall else {
             self.warned_at = None;
             return None;
@@ -90,6 +94,14 @@ impl StallWatch {
         }
         self.warned_at = Some(now);
         Some(stall)
+    }
+}
+
+impl StallWatch {
+    /// The stall found at the last observation, whether it was just reported or not:
+    /// what the status shows while the run does not move.
+    pub fn current(&self) -> Option<&Stall> {
+        self.current.as_ref()
     }
 }
 
@@ -117,6 +129,10 @@ mod tests {
             None,
             "once per period"
         );
+        assert!(
+            matches!(watch.current(), Some(Stall::NoWorker { .. })),
+            "still current"
+        );
         assert!(matches!(
             watch.observe(at(start, 120), 0, &[]),
             Some(Stall::NoWorker { .. })
@@ -124,6 +140,7 @@ mod tests {
         // a worker joins: no stall while it stores
         let w = vec!["w1".to_string()];
         assert_eq!(watch.observe(at(start, 121), 10, &w), None);
+        assert_eq!(watch.current(), None);
         assert_eq!(watch.observe(at(start, 170), 20, &w), None);
     }
 

@@ -70,6 +70,9 @@ pub struct ClusterStatus {
     /// status --coordinator` and the dashboard show. `null` while there is no speed to
     /// tell, 0 once the run is complete.
     pub eta_seconds: Option<f64>,
+    /// Why the run does not move, with the likely causes, while it does not
+    /// ([`crate::stall`]); `None` while it moves.
+    pub stall: Option<String>,
 }
 
 impl ClusterStatus {
@@ -126,6 +129,7 @@ impl ClusterStatus {
             failure: self.failure.clone(),
             repaired_slices: self.repaired_slices,
             eta_seconds: self.eta_seconds,
+            stall: self.stall.clone(),
         }
     }
 
@@ -200,6 +204,7 @@ impl ClusterStatus {
             failure: reply.failure,
             repaired_slices: reply.repaired_slices,
             eta_seconds: reply.eta_seconds,
+            stall: reply.stall,
         })
     }
 }
@@ -316,6 +321,7 @@ mod tests {
             failure: Some("the db's file system is full".into()),
             repaired_slices: 5,
             eta_seconds: Some(2.0),
+            stall: None,
         }
     }
 
@@ -447,6 +453,7 @@ mod tests {
             open_layer: None,
             shards: None,
             eta_seconds: None,
+            stall: None,
             ..sample()
         });
         let json = serde_json::to_value(finished).unwrap();

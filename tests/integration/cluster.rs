@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    Proc, checksums, gops, listening_address, reference, status_json, stderr, temp_db,
+    Proc, checksums, gops, gops_ok, listening_address, reference, status_json, stderr, temp_db,
 };
 
 /// Starts a coordinator on `listen` (port 0: the OS picks); returns it and its URL.
@@ -485,11 +485,22 @@ fn a_worker_that_never_reaches_its_coordinator_fails_fast() {
 fn a_coordinator_without_workers_says_so() {
     let (_dir, db) = temp_db();
     // the helper logs progress every second
-    let (mut coord, _url) = coordinator(&db, 5, "127.0.0.1:0", &["--lease-ms", "500"]);
+    let (mut coord, url) = coordinator(&db, 5, "127.0.0.1:0", &["--lease-ms", "500"]);
     let line = coord.wait_for_within(Duration::from_secs(60), "no live worker", |l| {
         l.contains("no live worker for")
     });
     assert!(line.contains("gops worker --coordinator"), "{line}");
+    // and its status says so, for as long as it lasts
+    let text = gops_ok(&["status", "--coordinator", &url]);
+    assert!(text.contains("not moving: no live worker for"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&gops_ok(&["status", "--coordinator", &url, "--json"])).unwrap();
+    assert!(
+        json["stall"]
+            .as_str()
+            .is_some_and(|s| s.contains("no live worker")),
+        "{json}"
+    );
     coord.terminate();
     let (code, lines) = coord.finish_code();
     assert_eq!(code, Some(130), "{lines:?}");

@@ -93,6 +93,8 @@ struct Inner {
     /// Shards workers failed on this run, by (layer, first prize rank): the parties
     /// that failed, and the last reason given.
     shard_failures: HashMap<(u8, u32), (HashSet<Party>, String)>,
+    /// Why the run does not move, as the progress log last found ([`crate::stall`]).
+    stall: Option<String>,
 }
 
 pub struct Coordinator {
@@ -158,6 +160,7 @@ impl Coordinator {
                     disagreements: 0,
                     failure: None,
                     shard_failures: HashMap::new(),
+                    stall: None,
                     repaired: 0,
                     slice_budget: None,
                     leased: HashSet::new(),

@@ -94,6 +94,12 @@ impl Coordinator {
             failure: inner.failure.clone(),
             repaired_slices: inner.repaired,
             eta_seconds: eta_seconds(left, recent.unwrap_or(0.0)),
+            stall: inner.stall.clone(),
         }
+    }
+
+    /// Notes why the run does not move (`None`: it moves), for the status.
+    pub fn set_stall(&self, stall: Option<String>) {
+        self.lock().stall = stall;
     }
 }

@@ -119,8 +119,10 @@
     }
 
     const failure = $("failure");
-    failure.hidden = !s.failure;
-    failure.textContent = s.failure ? "The coordinator is stopping: " + s.failure : "";
+    const alarm = s.failure ? "The coordinator is stopping: " + s.failure :
+      s.stall ? "The run does not move: " + s.stall : "";
+    failure.hidden = !alarm;
+    failure.textContent = alarm;
   }
 
   function layers(s) {
