@@ -93,7 +93,12 @@ impl Scenario {
 pub fn zero_slice(n: u8, k: u8) -> SliceBytes {
     let size = LayerSize::of(n, k, Objective::Points);
     let values = (size.dense_values / size.slices as u64) as usize;
-    SliceBytes::of(&Slice::dense(0, vec![0.0; values]), 0.0, 1)
+    // the games a points slice takes are fixed by its shape (the coordinator checks them)
+    SliceBytes::of(
+        &Slice::dense(0, vec![0.0; values]),
+        0.0,
+        size.games_per_slice(),
+    )
 }
 
 /// What [`prepare`] stored.

@@ -16,6 +16,7 @@
 //! - [`status`]: the run's status, typed end to end (and its protocol message).
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
+//! - [`tokens`]: the tokens a coordinator accepts and the check of every call.
 //! - [`admission`]: which connections are kept: caps in all and per address, a deadline
 //!   to authenticate, an accept loop that pauses when out of file descriptors.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
@@ -43,3 +44,4 @@ pub mod registry;
 pub mod service;
 pub mod stall;
 pub mod status;
+pub mod tokens;
