@@ -12,15 +12,14 @@ use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
+use gops_web::HttpLimits;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use tokio::net::TcpListener;
-use tracing::{debug, info, warn};
+use tracing::info;
 
 use crate::cluster::Coordinator;
 use crate::dashboard::{self, Shared};
@@ -176,9 +175,9 @@ pub fn render(core: &Coordinator) -> String {
 /// then. Prometheus's own scrape timeout is 10 s by default.
 pub const CONNECTION_LIMIT: Duration = Duration::from_secs(10);
 
-/// The pause after an accept error that is not about one connection (no file
-/// descriptors left, say), so that the loop does not spin while it lasts.
-const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+/// Connections the dashboard and metrics server serves at once (each answers one request
+/// within [`CONNECTION_LIMIT`]).
+const MAX_CONNECTIONS: usize = 256;
 
 /// The content type of what [`render`] writes (the OpenMetrics text format).
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -187,7 +186,7 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 /// `listener` until the task is dropped; with a token, only to requests that carry it
 /// (`/metrics`: `Authorization: Bearer <token>`; the dashboard also takes it as a Basic
 /// password or `?token=`). Each connection answers one request within
-/// [`CONNECTION_LIMIT`]; accept errors are logged and the loop goes on.
+/// [`CONNECTION_LIMIT`], at most [`MAX_CONNECTIONS`] at once ([`gops_web::serve`]).
 pub async fn serve_metrics(
     listener: TcpListener,
     core: Arc<Coordinator>,
@@ -205,34 +204,15 @@ pub async fn serve_metrics_within(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     info!(%addr, url = %format!("http://{addr}/"), token = !tokens.is_empty(), "dashboard at /, metrics at /metrics");
-    let app = router(core, tokens);
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) if is_connection_error(&e) => {
-                debug!(error = %e, "metrics: a connection failed before it was accepted");
-                continue;
-            }
-            Err(e) => {
-                warn!(error = %e, "metrics: accept failed; trying again in a second");
-                tokio::time::sleep(ACCEPT_PAUSE).await;
-                continue;
-            }
-        };
-        let service = TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limit)
-                .keep_alive(false)
-                .serve_connection(TokioIo::new(stream), service);
-            match tokio::time::timeout(limit, connection).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => debug!(%peer, error = %e, "metrics: connection failed"),
-                Err(_) => debug!(%peer, "metrics: connection over its time limit; closed"),
-            }
-        });
-    }
+    let limits = HttpLimits {
+        name: "metrics",
+        max_connections: MAX_CONNECTIONS,
+        header: limit,
+        lifetime: limit,
+        grace: Duration::ZERO,
+        keep_alive: false,
+    };
+    gops_web::serve(listener, router(core, tokens), limits).await
 }
 
 /// The routes: `GET /metrics`, `GET /` and `GET /api/status`; any other path is 404,
@@ -281,13 +261,4 @@ async fn metrics(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respo
         )
             .into_response(),
     }
-}
-
-/// Accept errors that concern one connection only: the next accept may succeed.
-fn is_connection_error(e: &std::io::Error) -> bool {
-    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    matches!(
-        e.kind(),
-        ConnectionRefused | ConnectionAborted | ConnectionReset
-    )
 }

@@ -18,11 +18,9 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
+use gops_web::HttpLimits;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tracing::{debug, warn};
 
 use crate::access::Access;
 use crate::api::{ApiError, Explorer};
@@ -40,9 +38,8 @@ pub const CONNECTION_LIMIT: Duration = Duration::from_secs(120);
 /// How long a connection past its limit has to finish its request in flight.
 const GRACE: Duration = Duration::from_secs(10);
 
-/// The pause after an accept error that is not about one connection (no file
-/// descriptors left, say), so that the loop does not spin while it lasts.
-const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+/// Connections served at once.
+const MAX_CONNECTIONS: usize = 512;
 
 /// Serves the explorer on `listener` until the task is dropped.
 pub async fn serve(
@@ -50,45 +47,15 @@ pub async fn serve(
     explorer: Arc<Explorer>,
     access: Access,
 ) -> std::io::Result<()> {
-    let app = router(explorer, access);
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) if is_connection_error(&e) => {
-                debug!(error = %e, "explorer: a connection failed before it was accepted");
-                continue;
-            }
-            Err(e) => {
-                warn!(error = %e, "explorer: accept failed; trying again in a second");
-                tokio::time::sleep(ACCEPT_PAUSE).await;
-                continue;
-            }
-        };
-        let service = TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_LIMIT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            let result = tokio::select! {
-                result = connection.as_mut() => result,
-                () = tokio::time::sleep(CONNECTION_LIMIT) => {
-                    connection.as_mut().graceful_shutdown();
-                    match tokio::time::timeout(GRACE, connection.as_mut()).await {
-                        Ok(result) => result,
-                        Err(_) => {
-                            debug!(%peer, "explorer: connection over its time limit; closed");
-                            Ok(())
-                        }
-                    }
-                }
-            };
-            if let Err(e) = result {
-                debug!(%peer, error = %e, "explorer: connection failed");
-            }
-        });
-    }
+    let limits = HttpLimits {
+        name: "explorer",
+        max_connections: MAX_CONNECTIONS,
+        header: HEADER_LIMIT,
+        lifetime: CONNECTION_LIMIT,
+        grace: GRACE,
+        keep_alive: true,
+    };
+    gops_web::serve(listener, router(explorer, access), limits).await
 }
 
 /// The routes: `GET /` (the page), `GET /api/game`, `/api/value`, `/api/strategy`,
@@ -252,13 +219,4 @@ fn security_headers(mut response: Response) -> Response {
     // the page's address may hold the token: never send it on
     headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
-}
-
-/// Accept errors that concern one connection only: the next accept may succeed.
-fn is_connection_error(e: &std::io::Error) -> bool {
-    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    matches!(
-        e.kind(),
-        ConnectionRefused | ConnectionAborted | ConnectionReset
-    )
 }
