@@ -14,9 +14,8 @@ use axum::http::header::{
 };
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
-use percent_encoding::percent_decode_str;
+pub use gops_web::tokens::basic_password;
+use gops_web::tokens::query_values;
 
 use crate::cluster::Coordinator;
 use crate::service::AccessTokens;
@@ -64,27 +63,10 @@ pub fn admitted(tokens: &AccessTokens, authorization: Option<&[u8]>, query: Opti
         })
 }
 
-/// The password of an `authorization: Basic <base64(user:password)>` value.
-pub fn basic_password(value: &[u8]) -> Option<Vec<u8>> {
-    let scheme = value.get(..6)?;
-    if !scheme.eq_ignore_ascii_case(b"basic ") {
-        return None;
-    }
-    let encoded = value[6..].trim_ascii();
-    let decoded = STANDARD.decode(encoded).ok()?;
-    let colon = decoded.iter().position(|&b| b == b':')?;
-    Some(decoded[colon + 1..].to_vec())
-}
-
 /// The values of the `token` parameters of a query string (without its `?`),
 /// percent-decoded, the first [`MAX_QUERY_TOKENS`].
 pub fn query_tokens(query: &str) -> Vec<Vec<u8>> {
-    query
-        .split('&')
-        .filter_map(|pair| pair.strip_prefix("token="))
-        .take(MAX_QUERY_TOKENS)
-        .map(|value| percent_decode_str(value).collect())
-        .collect()
+    query_values(query, "token", MAX_QUERY_TOKENS)
 }
 
 /// The headers of every dashboard answer: never cached (it may carry a token in its
@@ -179,6 +161,8 @@ pub(crate) async fn serve_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
 
     fn basic(credentials: &str) -> Vec<u8> {
         format!("Basic {}", STANDARD.encode(credentials)).into_bytes()

@@ -3,7 +3,7 @@
 //! is opened with and carries on to its API calls); without tokens, anyone who reaches
 //! the address.
 
-use percent_encoding::percent_decode_str;
+use gops_web::tokens::{bearer, constant_time_eq, query_values};
 
 use crate::params::TOKEN_KEY;
 
@@ -35,8 +35,8 @@ impl Access {
         if self.tokens.is_empty() {
             return true;
         }
-        let bearer = authorization.and_then(|h| h.strip_prefix(b"Bearer "));
-        let in_query = query.and_then(query_token);
+        let bearer = authorization.and_then(bearer);
+        let in_query = query.and_then(|q| query_values(q, TOKEN_KEY, 1).pop());
         // every token is compared with both, so the time does not say which matched
         let mut found = false;
         for token in &self.tokens {
@@ -44,28 +44,11 @@ impl Access {
                 found |= constant_time_eq(given, token.as_bytes());
             }
             if let Some(given) = &in_query {
-                found |= constant_time_eq(given.as_bytes(), token.as_bytes());
+                found |= constant_time_eq(given, token.as_bytes());
             }
         }
         found
     }
-}
-
-/// The `token` parameter of a query string, percent-decoded; a `+` stays a `+` (base64
-/// tokens hold them, and a token pasted into an address bar is not form-encoded).
-fn query_token(query: &str) -> Option<String> {
-    query.split('&').find_map(|piece| {
-        let (key, value) = piece.split_once('=')?;
-        (key == TOKEN_KEY).then(|| percent_decode_str(value).decode_utf8_lossy().into_owned())
-    })
-}
-
-/// Equality whose time depends on the lengths only, not on where the bytes differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@
 //! which it finishes the request in flight within a grace period, or is dropped), and an
 //! accept loop that outlives accept errors, pausing (10 ms doubling to 1 s) while the
 //! process is out of file descriptors rather than spinning. The only crate of the
-//! workspace that uses hyper directly.
+//! workspace that uses hyper directly. [`tokens`]: reading an access token off a
+//! request (Bearer, Basic, query) and comparing it in constant time.
+
+pub mod tokens;
 
 use std::sync::Arc;
 use std::time::Duration;
