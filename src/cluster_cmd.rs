@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gops_common::cards::validate_n;
-use gops_coordinator::admission::{ConnLimits, FD_RESERVE};
+use gops_coordinator::admission::ConnLimits;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
@@ -368,14 +368,8 @@ fn connection_limits(args: &CoordinatorArgs) -> ConnLimits {
     let file_limit = crate::fd_limit::raise();
     let mut limits = ConnLimits::for_file_limit(file_limit);
     if let Some(max) = args.max_connections {
-        let room = limits
-            .max_connections
-            .max(ConnLimits::default().max_connections);
-        let room = match file_limit {
-            // more connections than descriptors would starve the store's own files
-            Some(limit) => room.min(limit.saturating_sub(FD_RESERVE).max(16) as usize),
-            None => usize::MAX,
-        };
+        // more connections than descriptors would starve the store's own files
+        let room = ConnLimits::room(file_limit);
         if max as usize > room {
             warn!(
                 asked = max,

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use gops_web::{AcceptPause, is_connection_error};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::futures::OwnedNotified;
@@ -57,15 +58,23 @@ impl Default for ConnLimits {
 
 impl ConnLimits {
     /// The default limits, with the total cut to what a process allowed `file_limit`
-    /// descriptors can hold beside [`FD_RESERVE`] for its own files (at least 16).
+    /// descriptors can hold beside [`FD_RESERVE`] for its own files
+    /// ([`ConnLimits::room`]).
     pub fn for_file_limit(file_limit: Option<u64>) -> ConnLimits {
         let mut limits = ConnLimits::default();
-        if let Some(limit) = file_limit {
-            let room = limit.saturating_sub(FD_RESERVE).max(16);
-            limits.max_connections = limits.max_connections.min(room as usize);
-            limits.per_address = limits.per_address.min(limits.max_connections);
-        }
+        limits.max_connections = limits.max_connections.min(Self::room(file_limit));
+        limits.per_address = limits.per_address.min(limits.max_connections);
         limits
+    }
+
+    /// The most connections a process allowed `file_limit` descriptors can hold beside
+    /// [`FD_RESERVE`] for its own files (at least 16); unbounded when the limit is not
+    /// known.
+    pub fn room(file_limit: Option<u64>) -> usize {
+        match file_limit {
+            Some(limit) => limit.saturating_sub(FD_RESERVE).max(16) as usize,
+            None => usize::MAX,
+        }
     }
 }
 
@@ -266,10 +275,6 @@ impl Drop for Admitted {
     }
 }
 
-/// The shortest and the longest pause after an accept error that is not about one
-/// connection (out of file descriptors, out of memory).
-const FIRST_PAUSE: Duration = Duration::from_millis(10);
-const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 /// How often a continuing accept error or refusals are logged.
 const WARN_EVERY: Duration = Duration::from_secs(10);
 
@@ -281,7 +286,7 @@ async fn accept_loop(
     let total = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let addresses = Arc::new(AddressCounts::default());
     let mut unauthenticated = Unauthenticated::default();
-    let mut pause = FIRST_PAUSE;
+    let mut pause = AcceptPause::new();
     let mut warned: Option<Instant> = None;
     let mut should_warn = move || {
         let due = warned.is_none_or(|at| at.elapsed() >= WARN_EVERY);
@@ -301,16 +306,15 @@ async fn accept_loop(
         };
         let (tcp, peer) = match listener.accept().await {
             Ok(accepted) => {
-                pause = FIRST_PAUSE;
+                pause.accepted();
                 accepted
             }
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 if should_warn() {
-                    warn!(error = %e, pause_ms = pause.as_millis() as u64, "cannot accept connections; pausing");
+                    warn!(error = %e, pause_ms = pause.current().as_millis() as u64, "cannot accept connections; pausing");
                 }
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(LONGEST_PAUSE);
+                pause.wait().await;
                 continue;
             }
         };
@@ -381,16 +385,6 @@ impl ConnState {
     }
 }
 
-/// Accept errors about the one connection being accepted, which the next accept does
-/// not share.
-fn is_connection_error(e: &io::Error) -> bool {
-    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
-    matches!(
-        e.kind(),
-        ConnectionRefused | ConnectionAborted | ConnectionReset
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,5 +427,10 @@ mod tests {
         assert_eq!(small.per_address, 512);
         let tiny = ConnLimits::for_file_limit(Some(100));
         assert_eq!((tiny.max_connections, tiny.per_address), (16, 16));
+        assert_eq!(
+            ConnLimits::room(Some(1 << 20)),
+            (1 << 20) - FD_RESERVE as usize
+        );
+        assert_eq!(ConnLimits::room(None), usize::MAX);
     }
 }

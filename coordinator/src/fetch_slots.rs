@@ -145,13 +145,7 @@ impl FetchSlots {
     /// take them, oldest first.
     fn give_back(&self, party: &FetchParty) {
         let mut slots = self.lock();
-        slots.free += 1;
-        if let Some(held) = slots.held.get_mut(party) {
-            *held -= 1;
-            if *held == 0 {
-                slots.held.remove(party);
-            }
-        }
+        slots.put_back(party);
         let mut i = 0;
         while i < slots.waiting.len() && slots.free > 0 {
             let (p, sender) = &slots.waiting[i];
@@ -166,15 +160,10 @@ impl FetchSlots {
             let (p, sender) = slots.waiting.remove(i).expect("index in range");
             let slot = self.take(&mut slots, &p);
             if let Err(mut unused) = sender.send(slot) {
-                // the fetch gave up meanwhile: its slot goes back without recursion
+                // the fetch gave up meanwhile: its slot goes back here, not through
+                // its drop (which would take the lock again)
                 unused.slots = None;
-                slots.free += 1;
-                if let Some(held) = slots.held.get_mut(&p) {
-                    *held -= 1;
-                    if *held == 0 {
-                        slots.held.remove(&p);
-                    }
-                }
+                slots.put_back(&p);
             }
         }
     }
@@ -182,6 +171,19 @@ impl FetchSlots {
     /// Slots free now.
     pub fn available(&self) -> usize {
         self.lock().free
+    }
+}
+
+impl Slots {
+    /// One slot of `party` free again.
+    fn put_back(&mut self, party: &FetchParty) {
+        self.free += 1;
+        if let Some(held) = self.held.get_mut(party) {
+            *held -= 1;
+            if *held == 0 {
+                self.held.remove(party);
+            }
+        }
     }
 }
 

@@ -37,23 +37,55 @@ pub struct HttpLimits {
     pub keep_alive: bool,
 }
 
-/// The shortest and the longest pause after an accept error that is not about one
-/// connection (no file descriptors left, say).
-const FIRST_PAUSE: Duration = Duration::from_millis(10);
-const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+/// The pause of an accept loop after an error that is not about one connection (no
+/// file descriptors left, say): 10 ms, doubling to 1 s while the errors go on, back to
+/// 10 ms at the next connection accepted. Shared by every accept loop of the project.
+#[derive(Debug)]
+pub struct AcceptPause(Duration);
+
+impl AcceptPause {
+    const FIRST: Duration = Duration::from_millis(10);
+    const LONGEST: Duration = Duration::from_secs(1);
+
+    pub fn new() -> AcceptPause {
+        AcceptPause(Self::FIRST)
+    }
+
+    /// A connection was accepted: the next error pauses the shortest time again.
+    pub fn accepted(&mut self) {
+        self.0 = Self::FIRST;
+    }
+
+    /// The pause the next [`AcceptPause::wait`] takes.
+    pub fn current(&self) -> Duration {
+        self.0
+    }
+
+    /// Sleeps the current pause and doubles the next.
+    pub async fn wait(&mut self) {
+        tokio::time::sleep(self.0).await;
+        self.0 = (self.0 * 2).min(Self::LONGEST);
+    }
+}
+
+impl Default for AcceptPause {
+    fn default() -> Self {
+        AcceptPause::new()
+    }
+}
 
 /// Serves `app` on `listener` within `limits` until the task is dropped.
 pub async fn serve(listener: TcpListener, app: Router, limits: HttpLimits) -> std::io::Result<()> {
     let name = limits.name;
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let mut pause = FIRST_PAUSE;
+    let mut pause = AcceptPause::new();
     loop {
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
             return Ok(());
         };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => {
-                pause = FIRST_PAUSE;
+                pause.accepted();
                 accepted
             }
             Err(e) if is_connection_error(&e) => {
@@ -61,9 +93,8 @@ pub async fn serve(listener: TcpListener, app: Router, limits: HttpLimits) -> st
                 continue;
             }
             Err(e) => {
-                warn!(error = %e, pause_ms = pause.as_millis() as u64, "{name}: accept failed; pausing");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(LONGEST_PAUSE);
+                warn!(error = %e, pause_ms = pause.current().as_millis() as u64, "{name}: accept failed; pausing");
+                pause.wait().await;
                 continue;
             }
         };

@@ -23,30 +23,27 @@ impl LayerEngine {
         let prizes = prize_unrank(prize_rank, self.k());
         let diff_range = self.objective.diff_range(prizes);
         let width = self.objective.slice_width(prizes) as u64;
-        let canonical = &self.layout.canonical;
-        let symmetric = canonical.iter().filter(|&&p| p == p.swapped()).count() as u64;
-        let asymmetric = canonical.len() as u64 - symmetric;
+        // one pass: the symmetric patterns, and (win) the values only a solve gives
+        let (mut symmetric, mut solved) = (0u64, 0u64);
+        for (p, pattern) in self.layout.canonical.iter().enumerate() {
+            let is_symmetric = *pattern == pattern.swapped();
+            symmetric += u64::from(is_symmetric);
+            if self.objective == Objective::Points {
+                continue;
+            }
+            let first_d = if is_symmetric { 1 } else { -diff_range };
+            for d in first_d..=diff_range {
+                let reachable = slice.reach.as_ref().is_none_or(|r| r.contains_diff(d));
+                let v = slice.value(Oriented::new(p as u32, false), d);
+                if reachable && v > -1.0 && v < 1.0 {
+                    solved += 1;
+                }
+            }
+        }
+        let asymmetric = self.layout.canonical.len() as u64 - symmetric;
         match self.objective {
             Objective::Points => k * asymmetric..=k * asymmetric,
-            Objective::Win => {
-                let most = k * (asymmetric * width + symmetric * diff_range as u64);
-                let mut solved = 0u64;
-                for (p, pattern) in canonical.iter().enumerate() {
-                    let first_d = if *pattern == pattern.swapped() {
-                        1
-                    } else {
-                        -diff_range
-                    };
-                    for d in first_d..=diff_range {
-                        let reachable = slice.reach.as_ref().is_none_or(|r| r.contains_diff(d));
-                        let v = slice.value(Oriented::new(p as u32, false), d);
-                        if reachable && v > -1.0 && v < 1.0 {
-                            solved += 1;
-                        }
-                    }
-                }
-                k * solved..=most
-            }
+            Objective::Win => k * solved..=k * (asymmetric * width + symmetric * diff_range as u64),
         }
     }
 }
