@@ -310,7 +310,7 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         memory_budget: match args.cache_mb {
             Some(_) => None,
             None => Some(args.memory_mb.map_or_else(
-                || gops_common::budget::default_budget(crate::memory::available_memory(), 0),
+                || gops_common::budget::default_budget(gops_common::budget::available_memory(), 0),
                 |mb| mb.saturating_mul(1 << 20),
             )),
         },

@@ -24,17 +24,9 @@ pub fn check(db: &Path, n: u8, objective: Objective, skip: bool) -> Result<(), F
         free = %human_bytes(plan.free),
         "db size"
     );
-    if plan.fits() {
+    let Some(message) = plan.refusal(db, n, objective, ["--db", "--skip-disk-check"]) else {
         return Ok(());
-    }
-    let message = format!(
-        "the {n}-card {objective} db needs about {} more on disk ({} still to write and a 2 % margin; {} in all), but only {} is free where {} goes; free some space, choose another --db, or pass --skip-disk-check",
-        human_bytes(plan.needed()),
-        human_bytes(plan.to_write()),
-        human_bytes(plan.estimate),
-        human_bytes(plan.free),
-        db.display()
-    );
+    };
     if skip {
         warn!("{message}");
         return Ok(());

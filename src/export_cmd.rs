@@ -9,15 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use arrow_array::builder::{
-    Float64Builder, Int32Builder, ListBuilder, StringBuilder, UInt8Builder,
-};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::Schema;
 use gops_common::CardSet;
 use gops_db::export::{
     ExportError, ExportOptions, ExportRow, ExportSummary, RowSink, export, slices_in,
 };
+use gops_db::export_arrow::{export_schema, record_batch};
 use gops_db::store::Store;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -333,38 +330,9 @@ struct ParquetSink {
     pending: Vec<ExportRow>,
 }
 
-fn parquet_schema(store: &Store) -> Schema {
-    let cards = || DataType::List(Arc::new(Field::new("item", DataType::UInt8, false)));
-    let probabilities = || DataType::List(Arc::new(Field::new("item", DataType::Float64, false)));
-    Schema::new(vec![
-        Field::new("k", DataType::UInt8, false),
-        Field::new("pattern", DataType::Utf8, false),
-        Field::new("a", cards(), false),
-        Field::new("b", cards(), false),
-        Field::new("prizes", cards(), false),
-        Field::new("diff", DataType::Int32, false),
-        Field::new("upcard", DataType::UInt8, true),
-        Field::new("value", DataType::Float64, false),
-        Field::new("strategy_a", probabilities(), true),
-        Field::new("strategy_b", probabilities(), true),
-        Field::new("gap", DataType::Float64, true),
-    ])
-    .with_metadata(
-        [
-            ("gops.n".to_string(), store.n().to_string()),
-            (
-                "gops.objective".to_string(),
-                store.objective().name().to_string(),
-            ),
-        ]
-        .into_iter()
-        .collect::<std::collections::HashMap<String, String>>(),
-    )
-}
-
 impl ParquetSink {
     fn new(file: File, store: &Store) -> Result<ParquetSink, Failure> {
-        let schema = Arc::new(parquet_schema(store));
+        let schema = Arc::new(export_schema(store.n(), store.objective()));
         let properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_row_count(Some(PARQUET_BATCH_ROWS * 2))
@@ -383,54 +351,7 @@ impl ParquetSink {
             return Ok(());
         }
         let rows = std::mem::take(&mut self.pending);
-        let mut k = UInt8Builder::new();
-        let mut pattern = StringBuilder::new();
-        let non_null_list = |data_type: DataType| Arc::new(Field::new("item", data_type, false));
-        let cards =
-            || ListBuilder::new(UInt8Builder::new()).with_field(non_null_list(DataType::UInt8));
-        let (mut a, mut b, mut prizes) = (cards(), cards(), cards());
-        let mut diff = Int32Builder::new();
-        let mut upcard = UInt8Builder::new();
-        let mut value = Float64Builder::new();
-        let probabilities =
-            || ListBuilder::new(Float64Builder::new()).with_field(non_null_list(DataType::Float64));
-        let (mut strategy_a, mut strategy_b) = (probabilities(), probabilities());
-        let mut gap = Float64Builder::new();
-        for row in &rows {
-            k.append_value(row.k);
-            pattern.append_value(&row.pattern);
-            for (builder, set) in [(&mut a, row.a), (&mut b, row.b), (&mut prizes, row.prizes)] {
-                builder.values().append_slice(&set.to_vec());
-                builder.append(true);
-            }
-            diff.append_value(row.diff);
-            upcard.append_option(row.upcard);
-            value.append_value(row.value);
-            let revealed = row.upcard.is_some();
-            for (builder, probabilities) in [
-                (&mut strategy_a, &row.strategy_a),
-                (&mut strategy_b, &row.strategy_b),
-            ] {
-                builder.values().append_slice(probabilities);
-                builder.append(revealed);
-            }
-            gap.append_option(row.gap);
-        }
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(k.finish()),
-            Arc::new(pattern.finish()),
-            Arc::new(a.finish()),
-            Arc::new(b.finish()),
-            Arc::new(prizes.finish()),
-            Arc::new(diff.finish()),
-            Arc::new(upcard.finish()),
-            Arc::new(value.finish()),
-            Arc::new(strategy_a.finish()),
-            Arc::new(strategy_b.finish()),
-            Arc::new(gap.finish()),
-        ];
-        let batch =
-            RecordBatch::try_new(Arc::clone(&self.schema), columns).map_err(|e| e.to_string())?;
+        let batch = record_batch(&self.schema, &rows).map_err(|e| e.to_string())?;
         self.writer.write(&batch).map_err(|e| e.to_string())
     }
 }

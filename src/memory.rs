@@ -1,12 +1,12 @@
 //! `--memory-mb` of `solve`, `coordinator` and `worker`: the process's memory budget,
 //! by default half the memory available (at most 3 GiB), checked against what the game
 //! needs at the least (one shard and its dependency slices, `gops_common::budget`) and
-//! split among the process's caches; the allocator's settings that keep the process's
-//! resident memory near what it holds; and the memory figures of /proc it reads
-//! (available, this process's peak).
+//! split among the process's caches (`gops_common::budget::process_caches`); the
+//! allocator's settings that keep the process's resident memory near what it holds; and
+//! this process's peak memory, from /proc.
 
 use gops_common::Objective;
-use gops_common::budget::{CacheSplit, Role, bounded_need, default_budget};
+use gops_common::budget::{CacheSplit, Role, available_memory, process_caches};
 
 use crate::failure::Failure;
 
@@ -46,35 +46,15 @@ pub fn split(
     objective: Objective,
     role: Role,
 ) -> Result<CacheSplit, Failure> {
-    let need = bounded_need(n, objective);
-    let mib = |b: u64| b.div_ceil(1 << 20);
-    let budget = match memory_mb {
-        Some(mb) => mb.saturating_mul(1 << 20),
-        None => {
-            let available = available_memory();
-            let budget = default_budget(available, need);
-            if let Some(available) = available.filter(|&a| a < need) {
-                return Err(Failure::Usage(format!(
-                    "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices), but only {} MiB is available",
-                    mib(need),
-                    mib(available)
-                )));
-            }
-            budget
-        }
-    };
-    CacheSplit::of(budget, need, role).ok_or_else(|| {
-        Failure::Usage(format!(
-            "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices); --memory-mb is {}",
-            mib(need),
-            mib(budget)
-        ))
-    })
-}
-
-/// MemAvailable from /proc/meminfo, where there is one.
-pub fn available_memory() -> Option<u64> {
-    proc_kib("/proc/meminfo", "MemAvailable:")
+    process_caches(
+        "--memory-mb",
+        memory_mb,
+        n,
+        objective,
+        role,
+        available_memory(),
+    )
+    .map_err(Failure::Usage)
 }
 
 /// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.

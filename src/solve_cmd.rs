@@ -16,11 +16,12 @@ use tracing::warn;
 
 use crate::args::SolveArgs;
 use crate::failure::Failure;
-use crate::local::{
-    LocalError, LocalRun, SolveOutcome, SolveSummary, StopSignal, solve_direct, solve_local,
-};
+use crate::local::solve_local;
 use crate::output::{count, strategy_line};
 use crate::progress::BarObserver;
+use gops_coordinator::in_process::{
+    LocalError, LocalRun, SolveOutcome, SolveSummary, StopSignal, solve_direct,
+};
 
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
@@ -60,14 +61,13 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         caches,
         observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),
-        dashboard,
     };
-    let driver = if args.no_grpc {
-        solve_direct
+    let (store, outcome) = if args.no_grpc {
+        solve_direct(run)
     } else {
-        solve_local
-    };
-    let (store, outcome) = driver(run).map_err(local_failure)?;
+        solve_local(run, dashboard)
+    }
+    .map_err(local_failure)?;
     observer.finish();
     match outcome {
         SolveOutcome::Interrupted {

@@ -98,6 +98,50 @@ pub fn default_budget(available: Option<u64>, need: u64) -> u64 {
     half.min(DEFAULT_BUDGET_CAP).max(need)
 }
 
+/// The caches of a process with a budget of `memory_mb` MiB (`None`: the default of
+/// [`default_budget`] over `available` bytes) for the `n`-card game; the message says
+/// why a budget cannot hold the game's least need, naming the setting `budget_name`
+/// (`--memory-mb`, `memory_mb`).
+pub fn process_caches(
+    budget_name: &str,
+    memory_mb: Option<u64>,
+    n: u8,
+    objective: Objective,
+    role: Role,
+    available: Option<u64>,
+) -> Result<CacheSplit, String> {
+    let need = bounded_need(n, objective);
+    let mib = |b: u64| b.div_ceil(1 << 20);
+    let budget = match memory_mb {
+        Some(mb) => mb.saturating_mul(1 << 20),
+        None => {
+            if let Some(available) = available.filter(|&a| a < need) {
+                return Err(format!(
+                    "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices), but only {} MiB is available",
+                    mib(need),
+                    mib(available)
+                ));
+            }
+            default_budget(available, need)
+        }
+    };
+    CacheSplit::of(budget, need, role).ok_or_else(|| {
+        format!(
+            "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices); {budget_name} is {} MiB",
+            mib(need),
+            mib(budget)
+        )
+    })
+}
+
+/// MemAvailable from /proc/meminfo, where there is one.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +158,20 @@ mod tests {
         assert!(bounded_need(16, Objective::Points) > need13);
         // win slices are wider: every live score difference
         assert!(bounded_need(12, Objective::Win) > bounded_need(12, Objective::Points));
+    }
+
+    #[test]
+    fn a_process_budget_below_the_need_is_refused_with_the_figures() {
+        let need = bounded_need(8, Objective::Win);
+        let small =
+            process_caches("memory_mb", Some(1), 8, Objective::Win, Role::Solve, None).unwrap_err();
+        assert!(small.contains("memory_mb is 1 MiB"), "{small}");
+        let scarce =
+            process_caches("m", None, 8, Objective::Win, Role::Solve, Some(need - 1)).unwrap_err();
+        assert!(scarce.contains("is available"), "{scarce}");
+        let fine =
+            process_caches("m", None, 8, Objective::Win, Role::Solve, Some(need * 4)).unwrap();
+        assert_eq!(fine, CacheSplit::of(need * 2, need, Role::Solve).unwrap());
     }
 
     #[test]

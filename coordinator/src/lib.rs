@@ -20,6 +20,8 @@
 //! - [`admission`]: which connections are kept: caps in all and per address, a deadline
 //!   to authenticate, an accept loop that pauses when out of file descriptors.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
+//! - [`in_process`]: a solve without the network: the coordinator leasing its shards to
+//!   a solver loop in the same process (`gops solve --no-grpc`, Python's `gops.solve`).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
@@ -35,6 +37,7 @@ pub mod dashboard;
 pub mod error;
 pub mod events;
 pub mod fetch_slots;
+pub mod in_process;
 pub mod ledger;
 pub mod metrics;
 pub mod observer;

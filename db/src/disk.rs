@@ -116,6 +116,28 @@ impl DiskPlan {
     pub fn fits(&self) -> bool {
         self.needed() <= self.free
     }
+
+    /// Why a solve of the `n`-card `objective` game into `db` does not fit (`None`
+    /// where it does), with the figures; `[db_name, skip_name]` name the settings of the
+    /// db and of the way past the check (`--db`, `--skip-disk-check`).
+    pub fn refusal(
+        &self,
+        db: &Path,
+        n: u8,
+        objective: Objective,
+        [db_name, skip_name]: [&str; 2],
+    ) -> Option<String> {
+        (!self.fits()).then(|| {
+            format!(
+                "the {n}-card {objective} db needs about {} more on disk ({} still to write and a 2 % margin; {} in all), but only {} is free where {} goes; free some space, choose another {db_name}, or pass {skip_name}",
+                human_bytes(self.needed()),
+                human_bytes(self.to_write()),
+                human_bytes(self.estimate),
+                human_bytes(self.free),
+                db.display()
+            )
+        })
+    }
 }
 
 /// Bytes for people: `1.6 GB`, `273 MB`.

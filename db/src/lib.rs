@@ -13,11 +13,13 @@
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`shared`]: the same answers for many threads at once (the explorer's server).
 //! - [`export`]: the strategy database as rows for `gops export`.
+//! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
 
 pub mod disk;
 pub mod export;
+pub mod export_arrow;
 pub mod oracle;
 pub mod policy;
 pub mod progress;

@@ -215,17 +215,30 @@ pub const EXPLOIT_STATE_LIMIT: u64 = 30_000_000;
 /// The number of concrete states of the `n`-card game (before the reveal), times the
 /// score differences `win` tells apart.
 pub fn concrete_state_count(n: u8, objective: Objective) -> u64 {
+    exploit_state_count(n, objective, false)
+}
+
+/// The concrete states an exploitation walks at most: those of
+/// [`concrete_state_count`], and for `points` with a policy that may read the score
+/// difference (`reads_diff`), every difference too.
+pub fn exploit_state_count(n: u8, objective: Objective, reads_diff: bool) -> u64 {
+    let keyed_on_diff = objective == Objective::Win || reads_diff;
     (0..=n)
         .map(|k| {
             let c = gops_common::binomial::binomial(u32::from(n), u32::from(k));
-            let diffs = match objective {
-                Objective::Points => 1,
-                Objective::Win => 2 * u64::from(CardSet::full(n).sum()) + 1,
+            let diffs = if keyed_on_diff {
+                2 * u64::from(CardSet::full(n).sum()) + 1
+            } else {
+                1
             };
             c * c * c * diffs
         })
         .sum()
 }
+
+/// A's bids in a state once an upcard is turned up: the probability of each of A's
+/// cards, ascending.
+pub type Bidder<'b, E> = dyn FnMut(&mut Oracle, &GameState, u8) -> Result<Vec<f64>, E> + 'b;
 
 /// The exact value of `policy` (played by A) against a best-responding B, by backward
 /// induction over the concrete states the game can reach.
@@ -235,11 +248,29 @@ pub fn exploit(
     policy: Policy,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Exploitation, QueryError> {
+    let mut bids = |oracle: &mut Oracle, state: &GameState, upcard: u8| {
+        bid_distribution(policy, Side::A, oracle, state, upcard)
+    };
+    exploit_bidder(oracle, &mut bids, false, progress)
+}
+
+/// [`exploit`] for any bidder. With `reads_diff`, a `points` bidder is shown the score
+/// difference so far and states are told apart by it (as `win` always does); without,
+/// it sees 0 and must not depend on it. `progress` hears the number of states evaluated
+/// now and then.
+pub fn exploit_bidder<E: From<QueryError>>(
+    oracle: &mut Oracle,
+    bidder: &mut Bidder<'_, E>,
+    reads_diff: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploitation, E> {
     let start = GameState::initial(oracle.n());
     let game_value = oracle.value(&start)?;
+    let objective = oracle.objective();
     let mut induction = Induction {
-        objective: oracle.objective(),
-        policy,
+        objective,
+        keyed_on_diff: objective == Objective::Win || reads_diff,
+        bidder,
         memo: HashMap::new(),
         progress,
     };
@@ -252,22 +283,21 @@ pub fn exploit(
     })
 }
 
-struct Induction<'p> {
+struct Induction<'p, 'b, E> {
     objective: Objective,
-    policy: Policy,
+    /// Whether states are told apart by the score difference (and the bidder sees it).
+    keyed_on_diff: bool,
+    bidder: &'p mut Bidder<'b, E>,
     memo: HashMap<(u32, u32, u32, i32), f64>,
     progress: &'p mut dyn FnMut(u64),
 }
 
-impl Induction<'_> {
+impl<E: From<QueryError>> Induction<'_, '_, E> {
     /// A's value of `state` when A follows the policy and B best-responds. For `points`
     /// it is the score still to come (the score so far is left out); for `win` it
     /// includes the score so far through `d`.
-    fn value(&mut self, oracle: &mut Oracle, state: &GameState) -> Result<f64, QueryError> {
-        let d = match self.objective {
-            Objective::Points => 0,
-            Objective::Win => state.diff,
-        };
+    fn value(&mut self, oracle: &mut Oracle, state: &GameState) -> Result<f64, E> {
+        let d = if self.keyed_on_diff { state.diff } else { 0 };
         let remaining = state.prizes.sum() as i32;
         if state.prizes.is_empty() || (self.objective == Objective::Win && d.abs() > remaining) {
             return Ok(match self.objective {
@@ -282,7 +312,7 @@ impl Induction<'_> {
         let at = GameState { diff: d, ..*state };
         let mut total = 0.0;
         for upcard in state.prizes.iter() {
-            let x = bid_distribution(self.policy, Side::A, oracle, &at, upcard)?;
+            let x = (self.bidder)(oracle, &at, upcard)?;
             let mut best = f64::INFINITY;
             for b in state.b.iter() {
                 let mut expected = 0.0;

@@ -1,0 +1,206 @@
+//! A solve on one machine without the network: the coordinator over its store, with a
+//! solver loop in the same process leasing, solving and submitting its shards (the same
+//! leases, checks and store as a cluster, so the same bits). `gops solve --no-grpc` and
+//! the Python package's `gops.solve` run it; `gops solve`'s default path (gRPC over
+//! loopback, in the binary) shares its settings, stop signal and outcome. A stop request
+//! (Ctrl-C, or a slice budget in tests) lets the shard in hand be stored, then ends the
+//! run; the next run resumes from the store.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use gops_common::budget::CacheSplit;
+use gops_common::cache::SliceCache;
+use gops_common::engine::LayerEngine;
+use gops_common::prizes::prize_rank;
+use gops_common::shard::{ShardError, ShardSolver};
+use gops_db::store::{LayerRecord, Store, StoreError};
+use tracing::info;
+
+use crate::checks::Submitted;
+use crate::cluster::{Coordinator, CoordinatorConfig, LeaseOutcome};
+use crate::error::CoreError;
+use crate::observer::RunObserver;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    #[error(transparent)]
+    Solver(#[from] ShardError),
+    #[error("local cluster: {0}")]
+    Runtime(String),
+}
+
+impl From<StoreError> for LocalError {
+    fn from(e: StoreError) -> Self {
+        LocalError::Core(CoreError::Store(e))
+    }
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SolveOutcome {
+    Complete(SolveSummary),
+    /// Stopped on request; what was stored stays, and a new solve resumes from it.
+    Interrupted {
+        layer: u8,
+        slices_stored: usize,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveSummary {
+    pub layers: Vec<LayerRecord>,
+    /// States of the whole game (both orientations, all layers).
+    pub states: u64,
+    /// Matrix games solved by this run (not those of a run it resumed).
+    pub games: u64,
+    /// Slices solved by this run.
+    pub slices: usize,
+    pub wall: Duration,
+}
+
+/// Stop conditions: a flag (Ctrl-C) and, for tests, a budget of slices after which the
+/// run stops as if interrupted.
+#[derive(Default)]
+pub struct StopSignal {
+    pub flag: AtomicBool,
+    pub after_slices: Option<usize>,
+}
+
+/// What a run on one machine is given.
+pub struct LocalRun {
+    pub store: Store,
+    pub threads: usize,
+    pub verify_fraction: f64,
+    /// Share of the slices whose states are re-solved (`CoordinatorConfig::verify_slices`).
+    pub verify_slices: f64,
+    /// The worker's and the coordinator's caches of slices.
+    pub caches: CacheSplit,
+    pub observer: Arc<dyn RunObserver + Send>,
+    pub stop: Arc<StopSignal>,
+}
+
+/// The in-process worker's settings.
+pub struct WorkerSettings {
+    pub threads: usize,
+    pub cache_bytes: usize,
+    /// The store's directory: a worker reads dependency slices from its data files.
+    pub db_dir: std::path::PathBuf,
+}
+
+impl LocalRun {
+    /// The in-process coordinator over the store, the settings of its one worker and the
+    /// stop signal.
+    pub fn into_parts(self) -> Result<(Coordinator, WorkerSettings, Arc<StopSignal>), LocalError> {
+        let config = CoordinatorConfig {
+            // one worker: enough shards to keep its threads busy, no more
+            min_shards: 4 * self.threads,
+            verify_fraction: self.verify_fraction,
+            verify_slices: self.verify_slices,
+            verify_cache_bytes: self.caches.verify_cache as usize,
+            ..CoordinatorConfig::default()
+        };
+        let db_dir = self.store.path().to_path_buf();
+        let core = Coordinator::new(self.store, config, self.observer)?;
+        core.set_slice_budget(self.stop.after_slices.map(|s| s as u64));
+        let settings = WorkerSettings {
+            threads: self.threads,
+            cache_bytes: self.caches.worker_cache as usize,
+            db_dir,
+        };
+        Ok((core, settings, self.stop))
+    }
+}
+
+/// Solves the store's game with the in-process coordinator leasing shards directly to a
+/// solver loop: the same leases, checks and store as a cluster, without the protocol.
+pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
+    let started = Instant::now();
+    let (core, settings, stop) = run.into_parts()?;
+    let solver = ShardSolver::new(settings.threads)?;
+    let worker = core.hello(
+        gops_proto::PROTOCOL_VERSION,
+        "direct",
+        settings.threads as u32,
+        None,
+    )?;
+    let mut cache = SliceCache::new(settings.cache_bytes);
+    let mut layer_engine: Option<LayerEngine> = None;
+    while !should_stop(&core, &stop) {
+        let (lease_id, layer, prize_ranks) = match core.lease(worker, Instant::now())? {
+            LeaseOutcome::Shard {
+                lease_id,
+                layer,
+                prize_ranks,
+            } => (lease_id, layer, prize_ranks),
+            LeaseOutcome::Finished => break,
+            // one worker, one shard at a time: only a reached slice budget waits
+            LeaseOutcome::Wait(_) => break,
+        };
+        let engine = match layer_engine.take().filter(|e| e.k() == layer) {
+            Some(e) => layer_engine.insert(e),
+            None => {
+                cache.keep_layer(layer - 1);
+                layer_engine.insert(
+                    LayerEngine::new(core.n(), layer, core.objective())
+                        .with_start(core.pivot_start()),
+                )
+            }
+        };
+        let below = core.slices_below(&mut cache, layer, &prize_ranks)?;
+        let dependency = |prizes| &*below[&prize_rank(prizes)];
+        let solved = solver.solve_shard(engine, &prize_ranks, &dependency)?;
+        let submitted = solved.iter().map(|s| Submitted::solved(layer, s)).collect();
+        core.submit(worker, lease_id, submitted, Instant::now())?;
+    }
+    outcome(core, started)
+}
+
+/// Whether the run should stop: a failure recorded, a stop requested, or the slice
+/// budget spent.
+pub fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
+    if core.failure().is_some() {
+        return true;
+    }
+    let (_, slices) = core.position();
+    stop.flag.load(Ordering::SeqCst) || stop.after_slices.is_some_and(|b| slices >= b as u64)
+}
+
+/// How the run ended, from the coordinator's record of it.
+pub fn outcome(core: Coordinator, started: Instant) -> Result<(Store, SolveOutcome), LocalError> {
+    if let Some(failure) = core.failure() {
+        return Err(LocalError::Runtime(failure));
+    }
+    let (position, slices_this_run) = core.position();
+    let games = core.games_this_run();
+    let store = core.into_store();
+    let result = match position {
+        Some(layer) => {
+            let slices_stored = store.stored_count(layer)?;
+            info!(layer, slices_stored, "interrupted");
+            SolveOutcome::Interrupted {
+                layer,
+                slices_stored,
+            }
+        }
+        None => {
+            let mut layers = Vec::new();
+            for k in 1..=store.n() {
+                layers.push(store.layer(k)?.ok_or_else(|| {
+                    StoreError::Corrupt(format!("run finished but layer {k} is not complete"))
+                })?);
+            }
+            SolveOutcome::Complete(SolveSummary {
+                states: layers.iter().map(|r| r.states).sum(),
+                layers,
+                games,
+                slices: slices_this_run as usize,
+                wall: started.elapsed(),
+            })
+        }
+    };
+    Ok((store, result))
+}

@@ -1,0 +1,151 @@
+"""Exact Goofspiel (GOPS) from Python: solve a game, read its strategy database, measure
+any agent's exploitability exactly, and use the equilibrium in OpenSpiel
+(:mod:`gops.openspiel`).
+
+    import gops
+    db = gops.solve(8, objective="win", db="w8")
+    db.value(range(1, 9), range(1, 9), range(1, 9))   # the game's value for A
+    db.strategy([1, 2, 3], [1, 2, 3], [1, 2, 3], upcard=3).strategy_a
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional, Union
+
+from . import _gops
+from ._gops import (
+    EXPLOIT_STATE_LIMIT,
+    MAX_N,
+    Db,
+    DbError,
+    Exploitability,
+    GopsError,
+    Layer,
+    Strategy,
+    open,
+)
+
+__all__ = [
+    "Db",
+    "DbError",
+    "EXPLOIT_STATE_LIMIT",
+    "Exploitability",
+    "GopsError",
+    "Layer",
+    "MAX_N",
+    "Strategy",
+    "exploitability",
+    "open",
+    "solve",
+]
+
+Progress = Union[bool, None, Callable[..., Any]]
+
+
+def _bar(desc: str, unit: str):
+    """A tqdm bar that draws in a terminal and in Jupyter, or None without tqdm."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True)
+
+
+def solve(
+    n: int,
+    objective: str = "points",
+    db: Union[str, "os.PathLike[str]"] = "gops-db",
+    threads: Optional[int] = None,
+    memory_mb: Optional[int] = None,
+    progress: Progress = True,
+    skip_disk_check: bool = False,
+) -> Db:
+    """Solves the ``n``-card game (``objective`` ``"points"`` or ``"win"``) into the db
+    at ``db`` and returns it opened.
+
+    The same solve as ``gops solve``: the same db, bit for bit, whatever ``threads``.
+    An existing db of the same game is resumed where it stopped (a complete one is
+    just opened). ``threads`` defaults to every core, ``memory_mb`` to half the
+    available memory (at most 3 GiB). ``progress``: ``True`` for a tqdm bar (terminal
+    or Jupyter; nothing if tqdm is not installed), ``False`` for none, or a callable
+    ``progress(done, total, layer)`` counting matrix games. Ctrl-C stores the shard in
+    hand and raises ``KeyboardInterrupt``; call ``solve`` again to resume. The GIL is
+    released while it runs.
+    """
+    bar = None
+    callback = None
+    if callable(progress):
+        callback = progress
+    elif progress:
+        bar = _bar("solve", "games")
+        if bar is not None:
+
+            def callback(done: int, total: int, layer: int) -> None:
+                if bar.total != total:
+                    bar.total = total
+                bar.set_description(f"layer {layer}", refresh=False)
+                bar.update(done - bar.n)
+
+    try:
+        return _gops.solve(
+            n,
+            objective,
+            os.fspath(db),
+            threads,
+            memory_mb,
+            callback,
+            skip_disk_check,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def exploitability(
+    db: Db,
+    agent: Any,
+    *,
+    reads_diff: bool = True,
+    progress: Progress = True,
+) -> Exploitability:
+    """The exact value of ``agent`` playing A against a best-responding B in ``db``'s
+    game, by backward induction over every concrete state (as ``gops exploit``).
+
+    ``agent`` is one of
+
+    * a callable ``agent(a, b, prizes, upcard, diff)`` (A's hand, B's hand, the prizes
+      left with the upcard among them, the upcard, A's score minus B's) returning the
+      probability of each of A's cards in ascending order, or a dict ``{card:
+      probability}``;
+    * an OpenSpiel policy for ``goofspiel`` (:mod:`gops.openspiel`), asked as player 0;
+    * the name of a built-in policy: ``"optimal"``, ``"random"``, ``"match"``,
+      ``"greedy"`` (those of ``gops exploit --policy``).
+
+    ``reads_diff``: for ``points``, whether the agent may depend on the score
+    difference; ``False`` walks far fewer states but shows the agent 0. ``win`` always
+    shows it (and an OpenSpiel policy is always shown it). The agent is taken to depend
+    on the state only (not on the order in which it was reached). At most :data:`EXPLOIT_STATE_LIMIT` states.
+    """
+    if hasattr(agent, "action_probabilities") and not isinstance(agent, str):
+        from .openspiel import agent_of_policy
+
+        agent = agent_of_policy(agent, db)
+        # an OpenSpiel state is built from the real score: every state is told apart
+        reads_diff = True
+    bar = None
+    callback = None
+    if callable(progress):
+        callback = progress
+    elif progress:
+        bar = _bar("exploitability", "states")
+        if bar is not None:
+
+            def callback(states: int) -> None:
+                bar.update(states - bar.n)
+
+    try:
+        return _gops.exploitability(db, agent, reads_diff, callback)
+    finally:
+        if bar is not None:
+            bar.close()

@@ -1,0 +1,77 @@
+"""Type stubs of the extension module (see gops/__init__.py for the documented API)."""
+
+import os
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Cards = Union[Iterable[int], str]
+
+MAX_N: int
+EXPLOIT_STATE_LIMIT: int
+
+class GopsError(Exception): ...
+class DbError(GopsError): ...
+
+class Layer:
+    k: int
+    slices: int
+    states: int
+    stored_values: int
+    max_gap: float
+    checksum: str
+
+class Strategy:
+    upcard: int
+    value: float
+    cards_a: npt.NDArray[np.uint8]
+    strategy_a: npt.NDArray[np.float64]
+    cards_b: npt.NDArray[np.uint8]
+    strategy_b: npt.NDArray[np.float64]
+    gap: float
+
+class Exploitability:
+    game_value: float
+    policy_value: float
+    exploitability: float
+    states: int
+
+class Db:
+    @property
+    def n(self) -> int: ...
+    @property
+    def objective(self) -> str: ...
+    @property
+    def path(self) -> os.PathLike[str]: ...
+    @property
+    def layers(self) -> list[Layer]: ...
+    @property
+    def complete(self) -> bool: ...
+    def value(self, a: Cards, b: Cards, prizes: Cards, diff: int = 0) -> float: ...
+    def strategy(
+        self, a: Cards, b: Cards, prizes: Cards, upcard: int, diff: int = 0
+    ) -> Strategy: ...
+    def to_arrow(
+        self, layer: int, *, concrete: bool = False, all_diffs: bool = False
+    ) -> Any: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Db": ...
+    def __exit__(self, *args: Any) -> bool: ...
+
+def open(path: Union[str, os.PathLike[str]]) -> Db: ...
+def solve(
+    n: int,
+    objective: str = "points",
+    db: Union[str, os.PathLike[str]] = "gops-db",
+    threads: Optional[int] = None,
+    memory_mb: Optional[int] = None,
+    progress: Optional[Callable[[int, int, int], Any]] = None,
+    skip_disk_check: bool = False,
+) -> Db: ...
+def exploitability(
+    db: Db,
+    agent: Union[str, Callable[[list[int], list[int], list[int], int, int], Any]],
+    reads_diff: bool = True,
+    progress: Optional[Callable[[int], Any]] = None,
+) -> Exploitability: ...

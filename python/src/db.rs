@@ -1,0 +1,294 @@
+//! `gops.Db`: a solved game opened for reading. A state's value, both players' optimal
+//! strategies once a prize is turned up (NumPy arrays beside the cards they belong to),
+//! the layers' records, and a layer as a pyarrow Table with the Parquet export's schema.
+//! Answers are those of `gops value`, `gops strategy` and `gops export`, bit for bit.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow::pyarrow::{IntoPyArrow, Table};
+use gops_db::export::{ExportOptions, export};
+use gops_db::export_arrow::BatchCollector;
+use gops_db::shared::SharedOracle;
+use gops_db::store::{LayerRecord, Store};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+
+use crate::cards::game_state;
+use crate::errors::{DbError, GopsError, export_error, query_error, store_error, value_error};
+
+/// Bytes of slices a `Db` keeps between calls.
+const CACHE_BYTES: usize = 256 << 20;
+
+/// A solved (or partly solved) game, opened for reading with `gops.open(path)`.
+///
+/// Holds the db's lock until `close()` (or the end of a `with` block, or garbage
+/// collection): a solve or a server cannot use the db meanwhile.
+#[pyclass(module = "gops", frozen)]
+pub struct Db {
+    path: PathBuf,
+    n: u8,
+    objective: &'static str,
+    oracle: Mutex<Option<Arc<SharedOracle>>>,
+}
+
+impl Db {
+    pub fn from_store(store: Store) -> Db {
+        Db {
+            path: store.path().to_path_buf(),
+            n: store.n(),
+            objective: store.objective().name(),
+            oracle: Mutex::new(Some(Arc::new(SharedOracle::new(store, CACHE_BYTES)))),
+        }
+    }
+
+    /// The open oracle, or the error of a closed db.
+    pub fn oracle(&self) -> PyResult<Arc<SharedOracle>> {
+        self.oracle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(|| DbError::new_err(format!("db {} is closed", self.path.display())))
+    }
+}
+
+/// One complete layer: `k` cards left in each hand.
+#[pyclass(module = "gops", frozen, get_all)]
+pub struct Layer {
+    /// Cards left in each hand.
+    pub k: u8,
+    /// Prize sets of the layer.
+    pub slices: usize,
+    /// Canonical states, both orientations.
+    pub states: u64,
+    /// Values stored.
+    pub stored_values: u64,
+    /// The largest certificate gap of its matrix games.
+    pub max_gap: f64,
+    /// The layer's checksum (equal checksums: bit-identical values).
+    pub checksum: String,
+}
+
+#[pymethods]
+impl Layer {
+    fn __repr__(&self) -> String {
+        format!(
+            "Layer(k={}, slices={}, states={}, max_gap={:e}, checksum='{}')",
+            self.k, self.slices, self.states, self.max_gap, self.checksum
+        )
+    }
+}
+
+impl From<LayerRecord> for Layer {
+    fn from(r: LayerRecord) -> Layer {
+        Layer {
+            k: r.k,
+            slices: r.slices,
+            states: r.states,
+            stored_values: r.stored_values,
+            max_gap: r.max_gap,
+            checksum: r.checksum,
+        }
+    }
+}
+
+/// The game of a state once a prize is turned up: its value for A, both players'
+/// optimal mixed strategies (`strategy_a[i]` is the probability of bidding
+/// `cards_a[i]`) and the certificate's gap.
+#[pyclass(module = "gops", frozen, get_all)]
+pub struct Strategy {
+    pub upcard: u8,
+    pub value: f64,
+    pub cards_a: Py<PyArray1<u8>>,
+    pub strategy_a: Py<PyArray1<f64>>,
+    pub cards_b: Py<PyArray1<u8>>,
+    pub strategy_b: Py<PyArray1<f64>>,
+    /// How far from exact the value may be (the certificate's duality gap).
+    pub gap: f64,
+}
+
+#[pymethods]
+impl Strategy {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let pairs = |cards: &Py<PyArray1<u8>>, p: &Py<PyArray1<f64>>| -> PyResult<String> {
+            let cards = cards.bind(py).to_vec()?;
+            let p = p.bind(py).to_vec()?;
+            Ok(cards
+                .iter()
+                .zip(&p)
+                .filter(|(_, p)| **p > 0.0)
+                .map(|(c, p)| format!("{c}: {p:.4}"))
+                .collect::<Vec<_>>()
+                .join(", "))
+        };
+        Ok(format!(
+            "Strategy(upcard={}, value={}, a={{{}}}, b={{{}}}, gap={:e})",
+            self.upcard,
+            self.value,
+            pairs(&self.cards_a, &self.strategy_a)?,
+            pairs(&self.cards_b, &self.strategy_b)?,
+            self.gap
+        ))
+    }
+}
+
+#[pymethods]
+impl Db {
+    /// Cards per suit.
+    #[getter]
+    fn n(&self) -> u8 {
+        self.n
+    }
+
+    /// `"points"` or `"win"`.
+    #[getter]
+    fn objective(&self) -> &'static str {
+        self.objective
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// The complete layers, `k` = 1 up: a solved game has all `n`.
+    #[getter]
+    fn layers(&self) -> PyResult<Vec<Layer>> {
+        let oracle = self.oracle()?;
+        let mut layers = Vec::new();
+        for k in 1..=self.n {
+            match oracle.store().layer(k).map_err(store_error)? {
+                Some(record) => layers.push(Layer::from(record)),
+                None => break,
+            }
+        }
+        Ok(layers)
+    }
+
+    /// Whether every layer is solved.
+    #[getter]
+    fn complete(&self) -> PyResult<bool> {
+        Ok(self.layers()?.len() == usize::from(self.n))
+    }
+
+    /// The value for A of the state (A's hand, B's hand, the prizes left, A's score
+    /// minus B's so far), before the next prize is turned up: the expected final score
+    /// difference for `points`, P(win) - P(loss) for `win`.
+    #[pyo3(signature = (a, b, prizes, diff = 0))]
+    fn value(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        prizes: &Bound<'_, PyAny>,
+        diff: i64,
+    ) -> PyResult<f64> {
+        let state = game_state(self.n, a, b, prizes, diff)?;
+        let oracle = self.oracle()?;
+        py.detach(|| oracle.value(&state)).map_err(query_error)
+    }
+
+    /// The game of the state once `upcard` (one of the prizes) is turned up: both
+    /// players' optimal strategies, the value and the certificate's gap.
+    #[pyo3(signature = (a, b, prizes, upcard, diff = 0))]
+    fn strategy(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        prizes: &Bound<'_, PyAny>,
+        upcard: i64,
+        diff: i64,
+    ) -> PyResult<Strategy> {
+        let state = game_state(self.n, a, b, prizes, diff)?;
+        let upcard = gops_db::query::parse_upcard(&state, upcard).map_err(value_error)?;
+        let oracle = self.oracle()?;
+        state
+            .check_reachable(oracle.objective())
+            .map_err(value_error)?;
+        let game = py
+            .detach(|| oracle.revealed(&state, upcard))
+            .map_err(query_error)?;
+        Ok(Strategy {
+            upcard,
+            value: game.value,
+            cards_a: PyArray1::from_vec(py, state.a.to_vec()).unbind(),
+            strategy_a: PyArray1::from_vec(py, game.strategy_a).unbind(),
+            cards_b: PyArray1::from_vec(py, state.b.to_vec()).unbind(),
+            strategy_b: PyArray1::from_vec(py, game.strategy_b).unbind(),
+            gap: game.gap,
+        })
+    }
+
+    /// Layer `layer` (cards left in each hand) as a pyarrow Table with the schema of
+    /// `gops export --format parquet`: per state a row before the reveal and a row per
+    /// upcard with both strategies. `concrete`: every concrete (A, B) a canonical state
+    /// stands for, both orientations; `all_diffs` (win): every score difference that can
+    /// occur, not only those whose value is strictly between -1 and 1.
+    #[pyo3(signature = (layer, *, concrete = false, all_diffs = false))]
+    fn to_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        layer: i64,
+        concrete: bool,
+        all_diffs: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let k = u8::try_from(layer)
+            .ok()
+            .filter(|k| (1..=self.n).contains(k))
+            .ok_or_else(|| {
+                value_error(format!(
+                    "layer {layer} is outside this {}-card game's 1..{}",
+                    self.n, self.n
+                ))
+            })?;
+        let oracle = self.oracle()?;
+        let options = ExportOptions {
+            layers: k..=k,
+            concrete,
+            all_diffs,
+        };
+        let (schema, batches) = py.detach(|| {
+            let store = oracle.store();
+            let mut sink = BatchCollector::new(store.n(), store.objective());
+            export(store, &options, &mut sink, &mut |_| true).map_err(export_error)?;
+            sink.finish().map_err(GopsError::new_err)
+        })?;
+        Table::try_new(batches, schema)
+            .map_err(|e| GopsError::new_err(e.to_string()))?
+            .into_pyarrow(py)
+    }
+
+    /// Releases the db (and its lock); any later call raises `gops.DbError`.
+    fn close(&self) {
+        self.oracle.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "gops.Db(n={}, objective='{}', path='{}')",
+            self.n,
+            self.objective,
+            self.path.display()
+        )
+    }
+}
+
+/// Opens the db at `path` for reading (it must exist).
+#[pyfunction]
+pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<Db> {
+    let store = py
+        .detach(|| Store::open_existing(&path))
+        .map_err(store_error)?;
+    Ok(Db::from_store(store))
+}
