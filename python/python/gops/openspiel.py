@@ -45,13 +45,10 @@ def _params(game) -> Dict[str, Any]:
     return game.get_parameters()
 
 
-def _replay(os_state) -> _Replay:
+def _replay(os_state, n: int, order: str) -> _Replay:
     """Both hands, the prizes dealt (the upcard last if turned up), each player's points
-    and the rounds played, from the state's history."""
-    game = os_state.get_game()
-    params = _params(game)
-    n = params["num_cards"]
-    order = params.get("points_order", "random")
+    and the rounds played, from the history of a state of the ``n``-card game with
+    deck order ``order``."""
     hands = [list(range(1, n + 1)), list(range(1, n + 1))]
     dealt: List[int] = []
     points = [0, 0]
@@ -85,9 +82,14 @@ def state(os_state, player: int = 0) -> GopsState:
     dealt; at a decision node they include the turned-up prize (:func:`upcard`).
     A terminal state gives empty hands.
     """
-    replay = _replay(os_state)
-    n = _params(os_state.get_game())["num_cards"]
-    if os_state.is_terminal():
+    params = _params(os_state.get_game())
+    n = params["num_cards"]
+    replay = _replay(os_state, n, params.get("points_order", "random"))
+    return _seen(replay, n, player, os_state.is_terminal())
+
+
+def _seen(replay: _Replay, n: int, player: int, terminal: bool) -> GopsState:
+    if terminal:
         return GopsState([], [], [], replay.points[player] - replay.points[1 - player])
     won = set(replay.dealt[: replay.rounds_done])
     prizes = [c for c in range(1, n + 1) if c not in won]
@@ -103,7 +105,8 @@ def upcard(os_state) -> Optional[int]:
     """The turned-up prize of a decision node, or None (chance node, terminal)."""
     if os_state.is_terminal() or os_state.is_chance_node():
         return None
-    replay = _replay(os_state)
+    params = _params(os_state.get_game())
+    replay = _replay(os_state, params["num_cards"], params.get("points_order", "random"))
     return replay.dealt[replay.rounds_done]
 
 
@@ -223,25 +226,35 @@ def policy(db: Db, game=None):
         def __init__(self) -> None:
             super().__init__(game, [0, 1])
             self.db = db
-            self._cache: Dict[tuple, Dict[int, float]] = {}
+            # by (player, history), then by the gops state it decodes to
+            self._by_history: Dict[tuple, Dict[int, float]] = {}
+            self._by_state: Dict[tuple, Dict[int, float]] = {}
 
         def action_probabilities(self, os_state, player_id=None):
             if player_id is None:
                 if os_state.is_simultaneous_node():
                     raise ValueError("at a simultaneous node, say which player_id")
                 player_id = os_state.current_player()
-            seen = state(os_state, player_id)
-            turned = upcard(os_state)
-            if turned is None:
+            key = (player_id, tuple(os_state.history()))
+            found = self._by_history.get(key)
+            if found is None:
+                found = self._by_history[key] = self._decide(os_state, player_id)
+            return dict(found)
+
+        def _decide(self, os_state, player_id) -> Dict[int, float]:
+            if os_state.is_terminal() or os_state.is_chance_node():
                 raise ValueError("no decision here: a chance or terminal node")
+            replay = _replay(os_state, db.n, "random")
+            seen = _seen(replay, db.n, player_id, False)
+            turned = replay.dealt[replay.rounds_done]
             diff = seen.diff if db.objective == "win" else 0
             key = (tuple(seen.a), tuple(seen.b), tuple(seen.prizes), turned, diff)
-            if key not in self._cache:
+            if key not in self._by_state:
                 s = db.strategy(seen.a, seen.b, seen.prizes, turned, diff)
-                self._cache[key] = {
+                self._by_state[key] = {
                     int(card) - 1: float(p) for card, p in zip(s.cards_a, s.strategy_a)
                 }
-            return dict(self._cache[key])
+            return self._by_state[key]
 
     return GopsPolicy()
 
