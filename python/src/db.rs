@@ -73,7 +73,7 @@ pub struct Layer {
 impl Layer {
     fn __repr__(&self) -> String {
         format!(
-            "Layer(k={}, slices={}, states={}, max_gap={:e}, checksum='{}')",
+            "Layer(k={}, slices={}, states={}, max_gap={:?}, checksum='{}')",
             self.k, self.slices, self.states, self.max_gap, self.checksum
         )
     }
@@ -122,7 +122,7 @@ impl Strategy {
                 .join(", "))
         };
         Ok(format!(
-            "Strategy(upcard={}, value={}, a={{{}}}, b={{{}}}, gap={:e})",
+            "Strategy(upcard={}, value={:?}, a={{{}}}, b={{{}}}, gap={:?})",
             self.upcard,
             self.value,
             pairs(&self.cards_a, &self.strategy_a)?,
