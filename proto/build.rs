@@ -4,6 +4,9 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=gops.proto");
     let descriptors = protox::compile(["gops.proto"], ["."])?;
-    tonic_prost_build::configure().compile_fds(descriptors)?;
+    // the codec checks each message's wire bytes against a bound before decoding them
+    tonic_prost_build::configure()
+        .codec_path("crate::codec::BoundedCodec")
+        .compile_fds(descriptors)?;
     Ok(())
 }

@@ -31,6 +31,8 @@ def test_solve_gives_the_command_lines_db_bit_for_bit(tmp_path, objective):
     # one thread: the same bits
     one = gops.solve(7, objective, db=tmp_path / "one", threads=1, progress=False)
     assert checksums(one) == checksums(db)
+    assert [l.max_gap for l in one.layers] == [l.max_gap for l in db.layers]
+    assert [l.max_gap for l in db.layers] == [l["max_gap"] for l in status["layers"]]
     # progress: (done, total, layer), done growing to total
     assert calls, "the progress callback was never called"
     done = [c[0] for c in calls]

@@ -174,6 +174,64 @@ async fn malformed_requests_get_invalid_argument() {
     assert_eq!(status.refused_calls, 1);
 }
 
+/// A message is weighed on the wire before it is decoded: a submission of more empty
+/// slices than any shard holds (the amplification of the hostile-peer report: 2 bytes on
+/// the wire, about 80 decoded) and an oversized small message are refused unread, and the
+/// coordinator serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_bounded_before_they_are_decoded() {
+    let (url, _stop, _dir) = start(AccessTokens::none()).await;
+    let mut client = connect(&url, None).unwrap();
+    let (worker_id, session_key) = hello(&mut client, gops_proto::PROTOCOL_VERSION)
+        .await
+        .unwrap();
+    let Some(lease_reply::Reply::Shard(shard)) = client
+        .lease(LeaseRequest {
+            worker_id,
+            session_key: session_key.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .reply
+    else {
+        panic!("a fresh run has shards to lease")
+    };
+    let flood = SubmitRequest {
+        worker_id,
+        lease_id: shard.lease_id,
+        slices: vec![SliceData::default(); 100_000],
+        session_key: session_key.clone(),
+    };
+    let err = client.submit(flood).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    assert!(
+        err.message()
+            .contains("at most 12870 slices, this one 100000"),
+        "{}",
+        err.message()
+    );
+    let big_hello = HelloRequest {
+        protocol_version: gops_proto::PROTOCOL_VERSION,
+        worker_name: "w".repeat(2 << 20),
+        threads: 1,
+    };
+    let err = client.hello(big_hello).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{}", err.message());
+    // not a rejected submission (nothing was decoded), and the run goes on
+    let status = client.status(StatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(status.rejected_submissions, 0);
+    let beat = client
+        .heartbeat(HeartbeatRequest {
+            worker_id,
+            lease_id: shard.lease_id,
+            session_key,
+        })
+        .await
+        .unwrap();
+    assert!(beat.into_inner().valid);
+}
+
 /// Three garbage submissions under one token of a per-worker token file: its holder
 /// loses its standing for good (a new session is refused), and the other tokens keep
 /// theirs.
