@@ -31,6 +31,18 @@ async fn start(
     tokio::sync::oneshot::Sender<()>,
     tempfile::TempDir,
 ) {
+    start_with_tls(limits, None).await
+}
+
+/// [`start`], serving TLS with `tls` where given.
+async fn start_with_tls(
+    limits: ConnLimits,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tempfile::TempDir,
+) {
     let (dir, db) = temp_db();
     let store = Store::open_or_create(&db, 5, Objective::Points).unwrap();
     let core =
@@ -47,7 +59,7 @@ async fn start(
             listener,
             core,
             tokens,
-            None,
+            tls,
             limits,
             Duration::from_secs(3600),
             shutdown,
@@ -163,6 +175,82 @@ async fn a_connection_that_never_authenticates_is_closed_at_the_deadline() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// A TLS client that completes its handshake and then says nothing is closed at the
+/// deadline like a silent plain connection: the deadline runs on the socket, under TLS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_client_silent_after_its_handshake_is_closed_at_the_deadline() {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let (cert, key) = (made.cert.pem(), made.signing_key.serialize_pem());
+    let tls = gops_coordinator::service::server_tls(cert.as_bytes(), key.as_bytes()).unwrap();
+    let limits = ConnLimits {
+        auth_within: Duration::from_millis(500),
+        ..ConnLimits::default()
+    };
+    let (address, _stop, _dir) = start_with_tls(limits, Some(tls)).await;
+    let der = made.cert.der().clone();
+    let outcome = tokio::task::spawn_blocking(move || silent_tls_client(address, der))
+        .await
+        .unwrap();
+    let (handshake_done, closed_after) = outcome.unwrap();
+    assert!(handshake_done, "the TLS handshake did not complete");
+    assert!(
+        closed_after >= Duration::from_millis(400) && closed_after < Duration::from_secs(5),
+        "closed after {closed_after:?}"
+    );
+}
+
+/// Connects to `address` over TLS trusting `certificate`, completes the handshake, sends
+/// nothing more, and reads until the server closes: whether the handshake completed, and
+/// how long after it the connection was closed (an error after 5 s if it was not).
+fn silent_tls_client(
+    address: SocketAddr,
+    certificate: rustls::pki_types::CertificateDer<'static>,
+) -> Result<(bool, Duration), String> {
+    use std::io::Read;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(certificate).map_err(|e| e.to_string())?;
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let name = rustls::pki_types::ServerName::try_from("localhost").map_err(|e| e.to_string())?;
+    let mut connection =
+        rustls::ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+    let mut socket = std::net::TcpStream::connect(address).map_err(|e| e.to_string())?;
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    while connection.is_handshaking() {
+        connection
+            .complete_io(&mut socket)
+            .map_err(|e| format!("handshake: {e}"))?;
+    }
+    let handshaken = Instant::now();
+    let mut stream = rustls::Stream::new(&mut connection, &mut socket);
+    let mut buffer = [0u8; 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(_) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!("still open after {:?}", handshaken.elapsed()));
+            }
+            // a reset or an unclean end: closed all the same
+            Err(_) => break,
+        }
+    }
+    Ok((true, handshaken.elapsed()))
 }
 
 /// `gops coordinator` under a file limit of 64 with 300 idle sockets at it: it accepts
