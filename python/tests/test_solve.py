@@ -108,3 +108,12 @@ def test_bad_arguments_are_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="holds the 4-card points game"):
         gops.solve(5, "points", db=path, progress=False)
     assert gops.open(path).complete
+
+
+def test_the_default_progress_is_a_tqdm_bar(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    db = gops.solve(6, "win", db=tmp_path / "db")
+    err = capsys.readouterr().err
+    assert "games" in err and "layer 6" in err, err
+    gops.exploitability(db, "random")
+    assert "states" in capsys.readouterr().err

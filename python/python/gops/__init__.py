@@ -43,13 +43,20 @@ __all__ = [
 Progress = Union[bool, None, Callable[..., Any]]
 
 
-def _bar(desc: str, unit: str):
-    """A tqdm bar that draws in a terminal and in Jupyter, or None without tqdm."""
+def _progress(progress: Progress, desc: str, unit: str, draw: Callable[..., None]):
+    """``(callback, bar)`` for a ``progress`` argument: the user's callable as it is; for
+    ``True``, a tqdm bar (terminal or Jupyter) that ``draw(bar, *args)`` moves, or
+    nothing without tqdm; nothing for ``False``. The caller closes the bar."""
+    if callable(progress):
+        return progress, None
+    if not progress:
+        return None, None
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return None
-    return tqdm(desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True)
+        return None, None
+    bar = tqdm(desc=desc, unit=unit, unit_scale=True, dynamic_ncols=True)
+    return (lambda *args: draw(bar, *args)), bar
 
 
 def solve(
@@ -73,20 +80,13 @@ def solve(
     hand and raises ``KeyboardInterrupt``; call ``solve`` again to resume. The GIL is
     released while it runs.
     """
-    bar = None
-    callback = None
-    if callable(progress):
-        callback = progress
-    elif progress:
-        bar = _bar("solve", "games")
-        if bar is not None:
+    def draw(bar, done: int, total: int, layer: int) -> None:
+        if bar.total != total:
+            bar.total = total
+        bar.set_description(f"layer {layer}", refresh=False)
+        bar.update(done - bar.n)
 
-            def callback(done: int, total: int, layer: int) -> None:
-                if bar.total != total:
-                    bar.total = total
-                bar.set_description(f"layer {layer}", refresh=False)
-                bar.update(done - bar.n)
-
+    callback, bar = _progress(progress, "solve", "games", draw)
     try:
         return _gops.solve(
             n,
@@ -133,17 +133,10 @@ def exploitability(
         agent = agent_of_policy(agent, db)
         # an OpenSpiel state is built from the real score: every state is told apart
         reads_diff = True
-    bar = None
-    callback = None
-    if callable(progress):
-        callback = progress
-    elif progress:
-        bar = _bar("exploitability", "states")
-        if bar is not None:
+    def draw(bar, states: int) -> None:
+        bar.update(states - bar.n)
 
-            def callback(states: int) -> None:
-                bar.update(states - bar.n)
-
+    callback, bar = _progress(progress, "exploitability", "states", draw)
     try:
         return _gops.exploitability(db, agent, reads_diff, callback)
     finally:
