@@ -359,6 +359,9 @@ pub enum PolicyArg {
     Match,
     /// The i-th highest remaining card on the i-th highest remaining prize.
     Greedy,
+    /// The card one above the prize (the nearest held card, lower on ties, once it is
+    /// gone).
+    PlusOne,
 }
 
 #[derive(Args)]

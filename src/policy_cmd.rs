@@ -24,6 +24,7 @@ fn policy(arg: PolicyArg) -> Policy {
         PolicyArg::Random => Policy::Random,
         PolicyArg::Match => Policy::Match,
         PolicyArg::Greedy => Policy::Greedy,
+        PolicyArg::PlusOne => Policy::PlusOne,
     }
 }
 

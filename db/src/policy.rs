@@ -28,6 +28,9 @@ pub enum Policy {
     /// The card whose rank among one's remaining cards is the prize's rank among the
     /// remaining prizes (highest cards on the highest prizes).
     Greedy,
+    /// The card one above the prize; once it is gone, the nearest held card (the lower
+    /// one on a tie).
+    PlusOne,
 }
 
 impl Policy {
@@ -37,6 +40,7 @@ impl Policy {
             Policy::Random => "random",
             Policy::Match => "match",
             Policy::Greedy => "greedy",
+            Policy::PlusOne => "plus-one",
         }
     }
 }
@@ -73,6 +77,7 @@ pub fn bid_distribution(
         Policy::Random => vec![1.0 / k as f64; k],
         Policy::Match => pure(nearest_card(hand, upcard)),
         Policy::Greedy => pure(greedy_card(hand, state.prizes, upcard)),
+        Policy::PlusOne => pure(nearest_card(hand, upcard + 1)),
     })
 }
 
@@ -355,6 +360,9 @@ mod tests {
         assert_eq!(nearest_card(hand, 5), 4, "a tie goes to the lower card");
         assert_eq!(nearest_card(hand, 3), 4);
         assert_eq!(nearest_card(hand, 2), 1);
+        // plus-one: one above the prize, or the nearest held card
+        assert_eq!(nearest_card(hand, 3 + 1), 4);
+        assert_eq!(nearest_card(hand, 6 + 1), 6);
         let prizes = cards(&[2, 5, 9]);
         assert_eq!(greedy_card(hand, prizes, 9), 6);
         assert_eq!(greedy_card(hand, prizes, 5), 4);

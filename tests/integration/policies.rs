@@ -178,7 +178,7 @@ fn the_equilibrium_cannot_be_exploited() {
             result["exploitability"].as_f64().unwrap().abs() <= 1e-9,
             "{objective} {n}: {result}"
         );
-        for policy in ["random", "match", "greedy"] {
+        for policy in ["random", "match", "greedy", "plus-one"] {
             let result = exploit(&db, policy);
             assert!(
                 result["exploitability"].as_f64().unwrap() > 1e-3,

@@ -120,7 +120,7 @@ def exploitability(
       probability}``;
     * an OpenSpiel policy for ``goofspiel`` (:mod:`gops.openspiel`), asked as player 0;
     * the name of a built-in policy: ``"optimal"``, ``"random"``, ``"match"``,
-      ``"greedy"`` (those of ``gops exploit --policy``).
+      ``"greedy"``, ``"plus-one"`` (those of ``gops exploit --policy``).
 
     ``reads_diff``: for ``points``, whether the agent may depend on the score
     difference; ``False`` walks far fewer states but shows the agent 0. ``win`` always
