@@ -19,7 +19,7 @@ use gops_common::plan::LayerSize;
 use gops_coordinator::in_process::{LocalRun, SolveOutcome, StopSignal, solve_direct};
 use gops_coordinator::observer::RunObserver;
 use gops_db::disk::DiskPlan;
-use gops_db::store::{LayerRecord, Store};
+use gops_db::store::Store;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -75,8 +75,6 @@ impl RunObserver for Counts {
         let units = per_slice.get(usize::from(k) - 1).copied().unwrap_or(0) * slices as u64;
         self.done.fetch_add(units, Ordering::Relaxed);
     }
-
-    fn layer_done(&self, _record: &LayerRecord) {}
 }
 
 /// Solves the `n`-card game into `db` (created, or resumed where it stopped) and
