@@ -10,6 +10,11 @@ to win rather than for points.
 
     python3 scripts/opening.py --db DB --svg opening.svg [--csv opening.csv]
     python3 scripts/opening.py --db POINTS_DB --compare WIN_DB
+    python3 scripts/opening.py --db DB --markdown [--compare OTHER_DB]
+
+`--markdown` prints the tables as RESULTS.md shows them: both players' opening
+probabilities per first prize, 6 digits (0 for exactly 0 or below 5e-7), and with
+`--compare` the total-variation distance per first prize, 3 digits.
 
 Uses only the standard library and the `gops` binary (`--gops PATH`, default: `gops` on
 the PATH, else target/release/gops).
@@ -43,15 +48,46 @@ def gops_json(gops, args):
     return json.loads(out.stdout)
 
 
-def opening(gops, db):
-    """(n, objective, rows): rows[c - 1] is A's strategy when prize c is turned up first."""
+def opening(gops, db, player="a"):
+    """(n, objective, rows): rows[c - 1] is the player's strategy ("a" or "b") when prize c
+    is turned up first."""
     start = gops_json(gops, ["value", "--db", db])
     n, objective = start["n"], start["objective"]
     rows = []
     for upcard in range(1, n + 1):
         game = gops_json(gops, ["strategy", "--db", db, "--upcard", str(upcard)])
-        rows.append(game["strategy_a"])
+        rows.append(game[f"strategy_{player}"])
     return n, objective, rows
+
+
+def probability_cell(p):
+    text = f"{p:.6f}"
+    return "0" if float(text) == 0.0 else text
+
+
+def markdown_opening(rows_a, rows_b):
+    """The first-move table: a row per (first prize, player), a column per bid."""
+    n = len(rows_a)
+    lines = [
+        "| upcard | player | " + " | ".join(str(c) for c in range(1, n + 1)) + " |",
+        "|---|---|" + "---|" * n,
+    ]
+    for upcard, (a, b) in enumerate(zip(rows_a, rows_b), start=1):
+        for player, row in (("A", a), ("B", b)):
+            cells = " | ".join(probability_cell(p) for p in row)
+            lines.append(f"| {upcard} | {player} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown_distances(rows, theirs):
+    """The total-variation distance per first prize, as one table row."""
+    n = len(rows)
+    distances = [total_variation(p, q) for p, q in zip(rows, theirs)]
+    return (
+        "| first prize | " + " | ".join(str(c) for c in range(1, n + 1)) + " |\n"
+        + "|---|" + "---|" * n + "\n"
+        + "| total variation | " + " | ".join(f"{d:.3f}" for d in distances) + " |\n"
+    )
 
 
 def total_variation(p, q):
@@ -110,6 +146,9 @@ def main():
     parser.add_argument("--svg", help="write the heatmap here")
     parser.add_argument("--csv", help="write prize,bid,probability rows here")
     parser.add_argument("--compare", help="a db of the same N with the other objective")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the tables as RESULTS.md shows them"
+    )
     parser.add_argument("--gops", help="the gops binary")
     args = parser.parse_args()
     gops = find_gops(args.gops)
@@ -123,14 +162,19 @@ def main():
             for i, row in enumerate(rows):
                 for j, p in enumerate(row):
                     f.write(f"{i + 1},{j + 1},{p!r}\n")
+    if args.markdown:
+        print(markdown_opening(rows, opening(gops, args.db, "b")[2]))
     if args.compare:
         m, other, theirs = opening(gops, args.compare)
         if m != n:
             sys.exit(f"error: {args.db} is the {n}-card game, {args.compare} the {m}-card game")
-        print(f"prize,total_variation_{objective}_vs_{other}")
-        for i, (p, q) in enumerate(zip(rows, theirs)):
-            print(f"{i + 1},{total_variation(p, q):.6f}")
-    if not (args.svg or args.csv or args.compare):
+        if args.markdown:
+            print(markdown_distances(rows, theirs))
+        else:
+            print(f"prize,total_variation_{objective}_vs_{other}")
+            for i, (p, q) in enumerate(zip(rows, theirs)):
+                print(f"{i + 1},{total_variation(p, q):.6f}")
+    if not (args.svg or args.csv or args.compare or args.markdown):
         for i, row in enumerate(rows):
             print(i + 1, " ".join(f"{p:.6f}" for p in row))
 

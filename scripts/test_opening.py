@@ -76,6 +76,26 @@ class OpeningTest(unittest.TestCase):
         title = cells[n + 2].find("{http://www.w3.org/2000/svg}title").text
         self.assertEqual(title, f"prize 2, bid 3: {rows[1][2]:.6f}")
 
+    def test_markdown_tables(self):
+        self.assertEqual(opening.probability_cell(4e-7), "0")
+        self.assertEqual(opening.probability_cell(6e-7), "0.000001")
+        self.assertEqual(opening.probability_cell(0.25), "0.250000")
+        db = self.db(4, "win")
+        n, _, rows_a = opening.opening(GOPS, db)
+        rows_b = opening.opening(GOPS, db, "b")[2]
+        lines = opening.markdown_opening(rows_a, rows_b).splitlines()
+        self.assertEqual(lines[0], "| upcard | player | 1 | 2 | 3 | 4 |")
+        self.assertEqual(len(lines), 2 + 2 * n)
+        for upcard in range(1, n + 1):
+            for offset, (player, rows) in enumerate((("A", rows_a), ("B", rows_b))):
+                cells = [c.strip() for c in lines[2 * upcard + offset].strip("|").split("|")]
+                self.assertEqual(cells[:2], [str(upcard), player])
+                for cell, p in zip(cells[2:], rows[upcard - 1]):
+                    self.assertAlmostEqual(float(cell), p, delta=5e-7)
+        distances = opening.markdown_distances(rows_a, rows_b).splitlines()
+        self.assertEqual(len(distances), 3)
+        self.assertEqual(len(distances[2].strip("|").split("|")), n + 1)
+
 
 if __name__ == "__main__":
     unittest.main()
