@@ -115,6 +115,15 @@ impl SliceBytes {
             .expect("a 32-byte range"))
     }
 
+    /// What this copy of the slice claims: its values (by digest), largest gap and games.
+    pub fn claim(&self) -> Claim {
+        Claim {
+            digest: self.digest,
+            max_gap_bits: self.max_gap.to_bits(),
+            games: self.games,
+        }
+    }
+
     /// The parts of a record, its body checked against its digest.
     pub fn from_record(bytes: &[u8]) -> Result<SliceBytes, String> {
         let digest = Self::record_digest(bytes)?;
@@ -130,6 +139,15 @@ impl SliceBytes {
             games: u64::from_le_bytes(field(9)),
         })
     }
+}
+
+/// What a copy of a slice claims: its values (digest), largest gap (bit for bit) and
+/// games. Two honest copies claim the same; copies that differ are a dispute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub digest: Digest,
+    pub max_gap_bits: u64,
+    pub games: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

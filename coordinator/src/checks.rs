@@ -1,7 +1,9 @@
 //! What a submitted slice must pass before it is stored, as plain functions: the sorting
 //! of a submission into new slices, duplicates and disputes (a copy whose digest differs
 //! from the stored one's), then per new slice its digest, shape, canonical encoding,
-//! finite values, certificate gap, and a sample of its states re-solved bit for bit.
+//! finite values, certificate gap, and a sample of its states re-solved bit for bit; a
+//! slice checked in full is solved again whole, and its values, largest gap and games
+//! must equal the copy's bit for bit.
 //! Every refusal is a [`Rejection`], so callers and tests match on the reason, not on
 //! its wording.
 
@@ -90,6 +92,22 @@ pub enum Rejection {
         reported: f64,
         found: f64,
     },
+    #[error(
+        "slice {rank}: reported certificate gap {reported:e}, a full re-solve gives {recomputed:e}"
+    )]
+    WrongGap {
+        rank: u32,
+        reported: f64,
+        recomputed: f64,
+    },
+    #[error("slice {rank}: {reported} matrix games reported, a full re-solve solves {recomputed}")]
+    WrongGames {
+        rank: u32,
+        reported: u64,
+        recomputed: u64,
+    },
+    #[error("slice {rank}: a full re-solve gives other values")]
+    RecomputedDiffers { rank: u32 },
 }
 
 /// A submission sorted against the open layer's progress.
@@ -97,9 +115,11 @@ pub enum Rejection {
 pub struct Sorted {
     /// Slices not stored yet: to be checked.
     pub fresh: Vec<Submitted>,
-    /// Slices stored already with another digest: both copies are checked in full.
+    /// Slices stored already with another digest or largest gap: both copies are
+    /// checked in full.
     pub disputed: Vec<Submitted>,
-    /// Slices stored already with the same digest, or of a layer already complete.
+    /// Slices stored already with the same digest and largest gap, or of a layer
+    /// already complete.
     pub duplicates: u32,
 }
 
@@ -150,8 +170,9 @@ pub fn sort_submission(
                 lease: grant.lease,
             });
         }
+        let same_gap = progress.gap(rank).map(f64::to_bits) == Some(s.bytes.max_gap.to_bits());
         match progress.digest(rank) {
-            Some(stored) if *stored == s.bytes.digest => sorted.duplicates += 1,
+            Some(stored) if *stored == s.bytes.digest && same_gap => sorted.duplicates += 1,
             Some(_) => sorted.disputed.push(s),
             None => sorted.fresh.push(s),
         }
@@ -251,10 +272,63 @@ pub fn check_form(
 }
 
 /// Checks one new slice whose form [`check_form`] passed (`slice` is its decoding): a
-/// random sample of `fraction` of its states (at least one; every state at 1; none at
-/// 0) re-solved bit for bit (a fresh seed each time: a worker cannot know which states
-/// will be checked). Returns the slice's number of stored values.
+/// random sample of `fraction` of its states (at least one; none at 0) re-solved bit for
+/// bit (a fresh seed each time: a worker cannot know which states will be checked). At
+/// `fraction` 1 the slice is solved again whole, as a worker solves it, and must equal
+/// the copy in values, largest gap and games. Returns the slice's number of stored values.
 pub fn check_slice(
+    check: &SliceCheck<'_>,
+    s: &Submitted,
+    slice: &Slice,
+    fraction: f64,
+) -> Result<u64, CheckFailure> {
+    if fraction >= 1.0 {
+        return check_whole_slice(check, s, slice);
+    }
+    check_sample(check, s, slice, fraction)
+}
+
+/// [`check_slice`] in full: the slice solved again by the engine, so the figures beside
+/// the values are checked too (in `win` the reported gap and games also count the
+/// engine's probes of score differences whose value is exactly ±1, which no state-by-state
+/// re-solve sees).
+fn check_whole_slice(
+    check: &SliceCheck<'_>,
+    s: &Submitted,
+    slice: &Slice,
+) -> Result<u64, CheckFailure> {
+    let rank = s.prize_rank;
+    let dependency = |prizes| &*check.below[&prize_rank(prizes)];
+    let again = check
+        .engine
+        .solve_slice(rank, &dependency)
+        .map_err(CheckFailure::Engine)?;
+    if again.to_bytes().digest != s.bytes.digest {
+        // name the first state that differs
+        check_sample(check, s, slice, 1.0)?;
+        return Err(Rejection::RecomputedDiffers { rank }.into());
+    }
+    if again.max_gap.to_bits() != s.bytes.max_gap.to_bits() {
+        return Err(Rejection::WrongGap {
+            rank,
+            reported: s.bytes.max_gap,
+            recomputed: again.max_gap,
+        }
+        .into());
+    }
+    if again.games != s.bytes.games {
+        return Err(Rejection::WrongGames {
+            rank,
+            reported: s.bytes.games,
+            recomputed: again.games,
+        }
+        .into());
+    }
+    Ok(slice.stored_values().count() as u64)
+}
+
+/// [`check_slice`] on a sample of the states, each re-solved on its own.
+fn check_sample(
     check: &SliceCheck<'_>,
     s: &Submitted,
     slice: &Slice,

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use gops_common::cache::SliceCache;
-use gops_common::checksum::Digest;
 use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::{LayerSize, plan_shards_sized};
+use gops_common::slice::Claim;
 use gops_db::progress::LayerProgress;
 use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
@@ -23,7 +23,9 @@ use crate::ledger::{LeaseLedger, Party};
 pub struct FirstCopy {
     pub party: Party,
     pub worker: WorkerId,
-    pub digest: gops_common::checksum::Digest,
+    /// Its values (by digest), largest gap and games: a copy that claims otherwise is
+    /// a dispute.
+    pub claim: Claim,
 }
 
 pub struct OpenLayer {
@@ -35,9 +37,9 @@ pub struct OpenLayer {
     /// Replicated verification: the first copy of each slice, waiting for a copy from
     /// another party (its bytes are in the store's unconfirmed tree).
     pub unconfirmed: HashMap<u32, FirstCopy>,
-    /// Slices being written to the store without the coordinator's lock, by the digest
+    /// Slices being written to the store without the coordinator's lock, by the claim
     /// of the copy being written: another copy of one is a duplicate or a race.
-    pub storing: HashMap<u32, Digest>,
+    pub storing: HashMap<u32, Claim>,
     /// Submissions to this layer sorted and not yet ended: the layer completes only
     /// when none is left (see `Coordinator::end_submission`).
     pub submissions_in_flight: usize,

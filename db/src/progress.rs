@@ -94,6 +94,12 @@ impl LayerProgress {
         self.digests.get(rank as usize).and_then(Option::as_ref)
     }
 
+    /// The largest certificate gap recorded for the stored slice of `rank`.
+    pub fn gap(&self, rank: u32) -> Option<f64> {
+        self.digest(rank)?;
+        self.gaps.get(rank as usize).copied()
+    }
+
     /// The ranks not stored yet, ascending.
     pub fn missing(&self) -> Vec<u32> {
         (0..self.size.slices as u32)
@@ -163,7 +169,9 @@ mod tests {
         assert_eq!(progress.missing().len(), size.slices);
         for rank in 0..size.slices as u32 {
             assert!(progress.layer_record().is_none());
+            assert_eq!(progress.gap(rank), None);
             assert!(progress.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3));
+            assert_eq!(progress.gap(rank), Some(1e-12));
             assert!(!progress.record(rank, digest_bytes(b"other"), 1.0, 3));
         }
         let record = progress.layer_record().expect("complete");
@@ -182,6 +190,7 @@ mod tests {
         let after = fixed.layer_record().unwrap();
         assert_eq!(fixed.stored(), size.slices);
         assert_eq!(fixed.digest(0), Some(&digest_bytes(b"fixed")));
+        assert_eq!(fixed.gap(0), Some(1e-13));
         assert_ne!(after.checksum, record.checksum);
         assert_eq!(after.stored_values, record.stored_values - 1);
         assert_eq!(after.max_gap, 1e-12);

@@ -61,8 +61,8 @@ impl Coordinator {
             .zip(new_values)
             .map(|(stored, values)| {
                 match self.check_submitted(engine, std::slice::from_ref(stored), &[1.0]) {
-                    // both pass in full: equal values in canonical form have equal bytes,
-                    // so this cannot happen; keep the stored copy
+                    // both equal a full re-solve in values, gap and games: two copies
+                    // that claim different things cannot; keep the stored copy
                     Ok(_) => {
                         error!(layer = k, slice = stored.prize_rank, "two different copies of a slice both pass a full re-check; keeping the stored one");
                         None
@@ -103,7 +103,7 @@ impl Coordinator {
         for (s, _) in checked {
             let rank = s.prize_rank;
             if open.ledger.is_missing(rank) && !open.storing.contains_key(&rank) {
-                open.storing.insert(rank, s.bytes.digest);
+                open.storing.insert(rank, s.bytes.claim());
                 claimed.push(rank);
             }
         }
@@ -145,14 +145,17 @@ impl Coordinator {
         for (s, values) in missing {
             // another submission's copy is being written without the lock
             match open.storing.get(&s.prize_rank) {
-                Some(digest) if *digest == s.bytes.digest => round.duplicates += 1,
+                Some(claim) if *claim == s.bytes.claim() => round.duplicates += 1,
                 Some(_) => round.raced.push(s),
                 None => new.push((s, values)),
             }
         }
         for (s, _) in late {
             // checked at the same time as another copy that was stored first
-            if open.progress.digest(s.prize_rank) == Some(&s.bytes.digest) {
+            let rank = s.prize_rank;
+            let same_gap =
+                open.progress.gap(rank).map(f64::to_bits) == Some(s.bytes.max_gap.to_bits());
+            if open.progress.digest(rank) == Some(&s.bytes.digest) && same_gap {
                 round.duplicates += 1;
             } else {
                 round.raced.push(s);
@@ -169,10 +172,10 @@ impl Coordinator {
                 let rank = s.prize_rank;
                 match open.unconfirmed.get(&rank) {
                     None => held.push(s),
-                    Some(first) if first.digest == s.bytes.digest && first.party == party => {
+                    Some(first) if first.claim == s.bytes.claim() && first.party == party => {
                         round.duplicates += 1;
                     }
-                    Some(first) if first.digest == s.bytes.digest => {
+                    Some(first) if first.claim == s.bytes.claim() => {
                         confirmed_by.insert(rank, (first.worker, s.bytes.games));
                         to_store.push((s, values));
                     }
@@ -186,7 +189,7 @@ impl Coordinator {
                     FirstCopy {
                         party,
                         worker,
-                        digest: s.bytes.digest,
+                        claim: s.bytes.claim(),
                     },
                 );
                 round.held += 1;

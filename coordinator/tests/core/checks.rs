@@ -166,34 +166,102 @@ fn damaged_submissions_are_rejected() {
 }
 
 #[test]
-fn an_understated_certificate_gap_is_rejected() {
+fn a_full_recheck_refuses_a_wrong_gap_or_game_count() {
+    // `win`: its games are bounded by a range (for `points` the cheap check knows the
+    // exact count), and its gaps count the engine's probes, which a full re-solve repeats
     let dir = tempfile::tempdir().unwrap();
-    let core = coordinator(&dir.path().join("db"), 5, 1.0);
+    let core = coordinator_of(&dir.path().join("db"), 5, Objective::Win, 1.0);
+    let now = Instant::now();
+    let honest = core
+        .hello(gops_proto::PROTOCOL_VERSION, "honest", 1, None)
+        .unwrap();
+    // a slice with a non-zero gap, and a game count below the most its shape allows
+    let room = |layer: u8, s: &Submitted| {
+        let slice = Slice::decode_for(5, Objective::Win, layer, s.prize_rank, &s.bytes.body);
+        let most = *LayerEngine::new(5, layer, Objective::Win)
+            .games_bounds(s.prize_rank, &slice.unwrap())
+            .end();
+        s.bytes.max_gap > 0.0 && s.bytes.games < most
+    };
+    for _ in 0..1_000 {
+        let (lease_id, layer, _ranks, slices) = lease_and_solve(&core, honest, now);
+        let Some(i) = slices.iter().position(|s| room(layer, s)) else {
+            core.submit(honest, lease_id, slices, now).unwrap();
+            continue;
+        };
+        core.release(honest, lease_id).unwrap();
+        let gap = slices[i].bytes.max_gap;
+        let games = slices[i].bytes.games;
+        // understated, overstated (within the tolerance), and one game too many
+        let lies: [fn(&mut Submitted); 3] = [
+            |s| s.bytes.max_gap = 0.0,
+            |s| s.bytes.max_gap *= 2.0,
+            |s| s.bytes.games += 1,
+        ];
+        for lie in lies {
+            let liar = core
+                .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+                .unwrap();
+            let (lease_id, _, _, mut copy) = lease_and_solve(&core, liar, now);
+            assert_eq!(copy[i].bytes.claim(), slices[i].bytes.claim());
+            lie(&mut copy[i]);
+            let told = copy[i].bytes.clone();
+            let err = core.submit(liar, lease_id, copy, now).unwrap_err();
+            match err {
+                CoreError::Rejected(Rejection::WrongGap {
+                    reported,
+                    recomputed,
+                    ..
+                }) => {
+                    assert_eq!((reported, recomputed), (told.max_gap, gap));
+                    assert_ne!(reported, gap);
+                }
+                CoreError::Rejected(Rejection::WrongGames {
+                    reported,
+                    recomputed,
+                    ..
+                }) => assert_eq!((reported, recomputed), (games + 1, games)),
+                other => panic!("{other}"),
+            }
+        }
+        assert_eq!(core.status(now).unwrap().rejected_submissions, 3);
+        run_to_the_end(&core, honest, now);
+        let reference = InMemorySolution::solve(5, Objective::Win).unwrap();
+        assert_eq!(checksums(&core), reference.checksums());
+        return;
+    }
+    panic!("no slice with a non-zero gap and room for another game in the whole run");
+}
+
+#[test]
+fn a_sample_refuses_an_understated_certificate_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    // half of each slice's states re-solved one by one
+    let core = coordinator(&dir.path().join("db"), 5, 0.5);
     let now = Instant::now();
     let w = core
         .hello(gops_proto::PROTOCOL_VERSION, "w", 1, None)
         .unwrap();
-    // honest shards until one of a layer with mixed equilibria has a slice whose games
-    // have a non-zero gap
+    // a slice with a non-zero gap reported as 0, until a sampled state shows the gap (a
+    // lie that slips through is stored, and the next slice with a gap is tried)
     for _ in 0..1_000 {
         let (lease_id, _layer, _ranks, mut slices) = lease_and_solve(&core, w, now);
-        let Some(i) = slices.iter().position(|s| s.bytes.max_gap > 0.0) else {
-            core.submit(w, lease_id, slices, now).unwrap();
-            continue;
-        };
-        let honest = slices[i].bytes.max_gap;
-        slices[i].bytes.max_gap = 0.0;
-        let err = core.submit(w, lease_id, slices, now).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                CoreError::Rejected(Rejection::UnderstatedGap { reported, .. }) if reported == 0.0
-            ),
-            "{err} (honest gap {honest:e})"
-        );
-        return;
+        if let Some(i) = slices.iter().position(|s| s.bytes.max_gap > 0.0) {
+            slices[i].bytes.max_gap = 0.0;
+        }
+        match core.submit(w, lease_id, slices, now) {
+            Ok(_) => continue,
+            Err(CoreError::Rejected(Rejection::UnderstatedGap {
+                reported, found, ..
+            })) => {
+                assert_eq!(reported, 0.0);
+                assert!(found > 0.0);
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        }
     }
-    panic!("no slice with a non-zero gap in the whole run");
+    panic!("no understated gap caught in the whole run");
 }
 
 #[test]

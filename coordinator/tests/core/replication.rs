@@ -125,3 +125,61 @@ fn two_sessions_of_one_token_cannot_confirm_each_other() {
     let (_, _, r3) = lease_shard(&core, other, now);
     assert_eq!(r3, ranks);
 }
+
+#[test]
+fn copies_that_differ_only_in_their_reported_gap_are_a_dispute_the_liar_loses() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = replicated(&dir.path().join("db"), 5);
+    let now = Instant::now();
+    let liar = core
+        .hello(gops_proto::PROTOCOL_VERSION, "liar", 1, None)
+        .unwrap();
+    let honest = core
+        .hello(gops_proto::PROTOCOL_VERSION, "honest", 1, None)
+        .unwrap();
+    // the liar's copy comes first: the same values, the gap overstated (within the
+    // tolerance, so nothing but a full re-solve can tell)
+    let (lease_id, layer, ranks, mut lie) = lease_and_solve(&core, liar, now);
+    let honest_copy = lie.clone();
+    lie[0].bytes.max_gap += 1e-12;
+    assert_eq!(lie[0].bytes.digest, honest_copy[0].bytes.digest);
+    let held = core.submit(liar, lease_id, lie, now).unwrap();
+    assert_eq!(held.held as usize, ranks.len());
+    // the honest copy does not confirm it: both are solved again, the lie replaced
+    let (honest_lease, _, same) = lease_shard(&core, honest, now);
+    assert_eq!(same, ranks);
+    let stored = core
+        .submit(honest, honest_lease, honest_copy.clone(), now)
+        .unwrap();
+    assert_eq!(stored.stored as usize, ranks.len());
+    let record = core
+        .store()
+        .require_slice_bytes(layer, honest_copy[0].prize_rank)
+        .unwrap();
+    assert_eq!(record.claim(), honest_copy[0].bytes.claim());
+    let status = core.status(now).unwrap();
+    assert_eq!(status.disagreements, 1);
+    let liar_status = status
+        .workers
+        .iter()
+        .find(|w| w.id == liar.worker.0)
+        .unwrap();
+    assert_eq!(liar_status.rejected, 1, "the liar is blamed");
+    // and a second copy that overstates the gap of a stored slice is refused outright
+    let other = core
+        .hello(gops_proto::PROTOCOL_VERSION, "other", 1, None)
+        .unwrap();
+    let (lease_id, _, ranks, mut copy) = lease_and_solve(&core, other, now);
+    let first = core.submit(other, lease_id, copy.clone(), now).unwrap();
+    assert_eq!(first.held as usize, ranks.len());
+    let (honest_lease, _, same) = lease_shard(&core, honest, now);
+    assert_eq!(same, ranks);
+    copy[0].bytes.max_gap += 1e-12;
+    let err = core.submit(honest, honest_lease, copy, now).unwrap_err();
+    assert!(
+        matches!(err, CoreError::Rejected(Rejection::WrongGap { .. })),
+        "{err}"
+    );
+    take_turns(&core, &[other, honest], now);
+    assert_eq!(checksums(&core), reference_checksums(5));
+}
