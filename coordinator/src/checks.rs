@@ -170,9 +170,10 @@ pub fn sort_submission(
                 lease: grant.lease,
             });
         }
-        let same_gap = progress.gap(rank).map(f64::to_bits) == Some(s.bytes.max_gap.to_bits());
         match progress.digest(rank) {
-            Some(stored) if *stored == s.bytes.digest && same_gap => sorted.duplicates += 1,
+            Some(_) if progress.holds(rank, &s.bytes.digest, s.bytes.max_gap) => {
+                sorted.duplicates += 1
+            }
             Some(_) => sorted.disputed.push(s),
             None => sorted.fresh.push(s),
         }

@@ -100,6 +100,13 @@ impl LayerProgress {
         self.gaps.get(rank as usize).copied()
     }
 
+    /// Whether the stored slice of `rank` has this digest and this largest gap, bit for
+    /// bit (another copy of the same claim: a duplicate, not a dispute).
+    pub fn holds(&self, rank: u32, digest: &Digest, max_gap: f64) -> bool {
+        self.digest(rank) == Some(digest)
+            && self.gap(rank).map(f64::to_bits) == Some(max_gap.to_bits())
+    }
+
     /// The ranks not stored yet, ascending.
     pub fn missing(&self) -> Vec<u32> {
         (0..self.size.slices as u32)
@@ -172,6 +179,8 @@ mod tests {
             assert_eq!(progress.gap(rank), None);
             assert!(progress.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3));
             assert_eq!(progress.gap(rank), Some(1e-12));
+            assert!(progress.holds(rank, &digest_bytes(&[rank as u8]), 1e-12));
+            assert!(!progress.holds(rank, &digest_bytes(&[rank as u8]), 2e-12));
             assert!(!progress.record(rank, digest_bytes(b"other"), 1.0, 3));
         }
         let record = progress.layer_record().expect("complete");

@@ -152,10 +152,10 @@ impl Coordinator {
         }
         for (s, _) in late {
             // checked at the same time as another copy that was stored first
-            let rank = s.prize_rank;
-            let same_gap =
-                open.progress.gap(rank).map(f64::to_bits) == Some(s.bytes.max_gap.to_bits());
-            if open.progress.digest(rank) == Some(&s.bytes.digest) && same_gap {
+            if open
+                .progress
+                .holds(s.prize_rank, &s.bytes.digest, s.bytes.max_gap)
+            {
                 round.duplicates += 1;
             } else {
                 round.raced.push(s);
