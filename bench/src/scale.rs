@@ -31,6 +31,7 @@ use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_common::slice::{Slice, SliceBytes};
 use gops_db::store::{LayerRecord, Store, StoreError};
+use gops_proto::call_metadata::submit_call;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
 use gops_proto::v1::{FetchRequest, HelloRequest, LeaseRequest, Shard, SubmitRequest, lease_reply};
 use gops_proto::wire::slice_data;
@@ -446,7 +447,7 @@ impl SimulatedWorker {
             session_key: self.session_key.clone(),
         };
         let reply = client
-            .submit(request)
+            .submit(submit_call(request))
             .await
             .map_err(|e| format!("submit: {e}"))?
             .into_inner();

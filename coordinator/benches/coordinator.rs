@@ -17,6 +17,7 @@ use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
 use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::Store;
+use gops_proto::call_metadata::submit_call;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
 use gops_proto::v1::{
     FetchRequest, HelloRequest, LeaseRequest, SliceData, SubmitRequest, lease_reply,
@@ -86,7 +87,7 @@ fn main() {
                             let data: Vec<SliceData> = shard.prize_ranks.iter().map(|&r| slices[&(layer, r)].clone()).collect();
                             let n = data.len() as u64;
                             let request = SubmitRequest { worker_id, lease_id: shard.lease_id, slices: data, session_key: session_key.clone() };
-                            let reply = client.submit(request).await.unwrap().into_inner();
+                            let reply = client.submit(submit_call(request)).await.unwrap().into_inner();
                             submits.fetch_add(1, Ordering::Relaxed);
                             stored.fetch_add(u64::from(reply.stored), Ordering::Relaxed);
                             let _ = n;

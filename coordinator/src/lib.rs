@@ -17,6 +17,8 @@
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
 //! - [`tokens`]: the tokens a coordinator accepts and the check of every call.
+//! - [`submit_gate`]: a `Submit` call's sender checked from its metadata, before its
+//!   message is read.
 //! - [`admission`]: which connections are kept: caps in all and per address, a deadline
 //!   to authenticate, an accept loop that pauses when out of file descriptors.
 //! - [`fetch_slots`]: the bound on slice streams served at once, and the queue before it.
@@ -47,4 +49,5 @@ pub mod registry;
 pub mod service;
 pub mod stall;
 pub mod status;
+pub mod submit_gate;
 pub mod tokens;

@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gops_proto::call_metadata::submit_sender;
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
@@ -31,6 +32,7 @@ use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
 use crate::stall::{Stall, StallWatch};
+use crate::submit_gate::SubmitGate;
 pub use crate::tokens::{AccessTokens, TokenCheck};
 
 impl From<CoreError> for Status {
@@ -57,7 +59,7 @@ fn layer_of(value: u32) -> Result<u8, Status> {
 
 /// Runs a core call off the async runtime: it may wait for the coordinator's lock, which
 /// is held across flushed writes.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(f)
@@ -233,7 +235,16 @@ impl CoordinatorRpc for Service {
         &self,
         request: Request<SubmitRequest>,
     ) -> Result<Response<SubmitReply>, Status> {
+        let named = submit_sender(request.metadata()).map_err(Status::invalid_argument)?;
         let r = request.into_inner();
+        if named.0.worker != WorkerId(r.worker_id)
+            || named.0.key.to_wire() != r.session_key
+            || named.1 != LeaseId(r.lease_id)
+        {
+            return Err(Status::invalid_argument(
+                "the call's metadata names another sender or lease than its message",
+            ));
+        }
         let slices = r
             .slices
             .into_iter()
@@ -312,15 +323,15 @@ fn fetch_party<T>(request: &Request<T>) -> FetchParty {
 pub fn grpc_service(
     core: Arc<Coordinator>,
     tokens: AccessTokens,
-) -> InterceptedService<CoordinatorServer<Service>, TokenCheck> {
+) -> InterceptedService<SubmitGate<CoordinatorServer<Service>>, TokenCheck> {
     let service = Service {
-        core,
+        core: Arc::clone(&core),
         fetch_slots: FetchSlots::default(),
     };
     let server = CoordinatorServer::new(service)
         .max_decoding_message_size(gops_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(gops_proto::MAX_MESSAGE_BYTES);
-    InterceptedService::new(server, TokenCheck::new(tokens))
+    InterceptedService::new(SubmitGate::new(server, core), TokenCheck::new(tokens))
 }
 
 /// HTTP/2 pings on every connection, and how long an answer may take: a connection whose

@@ -9,6 +9,7 @@ use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
 use gops_coordinator::service::{AccessTokens, serve};
 use gops_db::store::Store;
+use gops_proto::call_metadata::submit_call;
 use gops_proto::v1::{
     FetchRequest, HeartbeatRequest, HelloRequest, LeaseRequest, SliceData, StatusRequest,
     SubmitRequest, lease_reply,
@@ -127,7 +128,7 @@ async fn malformed_requests_get_invalid_argument() {
             slices,
             session_key: session_key.clone(),
         };
-        let err = client.submit(request).await.unwrap_err();
+        let err = client.submit(submit_call(request)).await.unwrap_err();
         assert_eq!(
             err.code(),
             Code::InvalidArgument,
@@ -203,7 +204,7 @@ async fn messages_are_bounded_before_they_are_decoded() {
         slices: vec![SliceData::default(); 100_000],
         session_key: session_key.clone(),
     };
-    let err = client.submit(flood).await.unwrap_err();
+    let err = client.submit(submit_call(flood)).await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
     assert!(
         err.message()
@@ -256,7 +257,7 @@ async fn standing_lost_under_a_per_worker_token_stays_lost() {
             }],
             session_key,
         };
-        let err = mallory.submit(garbage).await.unwrap_err();
+        let err = mallory.submit(submit_call(garbage)).await.unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
     }
     let err = hello(&mut mallory, v).await.unwrap_err();
@@ -273,4 +274,73 @@ async fn standing_lost_under_a_per_worker_token_stays_lost() {
         .unwrap()
         .into_inner();
     assert!(matches!(reply.reply, Some(lease_reply::Reply::Shard(_))));
+}
+
+/// A submission's sender is checked from its metadata before its message is read
+/// (protocol 7): a message the codec would refuse, sent by an unknown or forged
+/// session, is refused for its sender instead, so a stranger's message costs no
+/// decoding; a call without the metadata is refused saying which protocol needs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_s_sender_is_checked_before_its_message_is_read() {
+    let (url, _stop, _dir) = start(AccessTokens::none()).await;
+    let mut client = connect(&url, None).unwrap();
+    let (worker_id, session_key) = hello(&mut client, gops_proto::PROTOCOL_VERSION)
+        .await
+        .unwrap();
+    let flood = |worker_id: u64, session_key: &[u8]| SubmitRequest {
+        worker_id,
+        lease_id: 1,
+        slices: vec![SliceData::default(); 100_000],
+        session_key: session_key.to_vec(),
+    };
+    // the session's own flood gets as far as the codec, which refuses it
+    let err = client
+        .submit(submit_call(flood(worker_id, &session_key)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    assert!(err.message().contains("at most"), "{}", err.message());
+    // a stranger's and a forger's are refused before the codec sees them
+    let err = client
+        .submit(submit_call(flood(worker_id + 1000, &session_key)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "{}", err.message());
+    let err = client
+        .submit(submit_call(flood(worker_id, &[0x5A; 32])))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied, "{}", err.message());
+    // a worker of protocol 6 names its sender only in the message
+    let err = client
+        .submit(flood(worker_id, &session_key))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    let needed = format!("protocol version {}", gops_proto::PROTOCOL_VERSION);
+    assert!(err.message().contains(&needed), "{}", err.message());
+    // metadata of one lease on a message of another
+    let mut mismatched = submit_call(SubmitRequest {
+        worker_id,
+        lease_id: 1,
+        slices: Vec::new(),
+        session_key: session_key.clone(),
+    });
+    mismatched.get_mut().lease_id = 2;
+    let err = client.submit(mismatched).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{}", err.message());
+    assert!(
+        err.message().contains("another sender"),
+        "{}",
+        err.message()
+    );
+    // none of this was a rejected submission: the session keeps its standing
+    let status = client.status(StatusRequest {}).await.unwrap().into_inner();
+    assert_eq!(status.rejected_submissions, 0);
+    let lease = LeaseRequest {
+        worker_id,
+        session_key,
+    };
+    let reply = client.lease(lease).await.unwrap().into_inner().reply;
+    assert!(matches!(reply, Some(lease_reply::Reply::Shard(_))));
 }

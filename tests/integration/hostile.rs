@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use gops_proto::call_metadata::submit_call;
 use gops_proto::v1::{
     FetchRequest, HeartbeatRequest, HelloRequest, LeaseRequest, ReleaseRequest, SliceData,
     StatusRequest, SubmitRequest, lease_reply,
@@ -56,12 +57,12 @@ async fn attack(client: &mut Client) -> usize {
     for &victim in &honest {
         let forged_key = vec![0x5A; 32];
         let submit = client
-            .submit(SubmitRequest {
+            .submit(submit_call(SubmitRequest {
                 worker_id: victim,
                 lease_id: 1,
                 slices: vec![garbage(layer, 0)],
                 session_key: forged_key.clone(),
-            })
+            }))
             .await
             .unwrap_err();
         assert_eq!(
@@ -119,12 +120,12 @@ async fn attack(client: &mut Client) -> usize {
         let rank = shard.prize_ranks[0];
         for lease_id in [shard.lease_id, 999_999] {
             let reply = client
-                .submit(SubmitRequest {
+                .submit(submit_call(SubmitRequest {
                     worker_id: me,
                     lease_id,
                     slices: vec![garbage(shard.layer, rank)],
                     session_key: key.clone(),
-                })
+                }))
                 .await;
             match reply {
                 // the honest workers completed that layer meanwhile: a late copy of a

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use gops_common::engine::SolvedSlice;
+use gops_proto::call_metadata::submit_call;
 use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::{SliceData, SubmitRequest};
 use gops_proto::wire::slice_data;
@@ -134,7 +135,7 @@ async fn send_chunks(
         };
         let result = call_with(client, backoff, stop, "submit", |mut c| {
             let r = request.clone();
-            async move { c.submit(r).await }
+            async move { c.submit(submit_call(r)).await }
         })
         .await;
         match result {

@@ -77,6 +77,15 @@ impl Coordinator {
         }
     }
 
+    /// Lets `caller` begin a submission: a live session presenting its key, in good
+    /// standing. Checked from a `Submit` call's metadata before its message is read
+    /// ([`crate::submit_gate`]); the submission itself checks again.
+    pub fn admit(&self, caller: Caller, now: Instant) -> Result<(), CoreError> {
+        let mut inner = self.lock();
+        Self::authenticate(&mut inner, &caller, now)?;
+        Self::check_standing(&inner, caller.worker)
+    }
+
     /// Refuses a banned session (or credential).
     pub(super) fn check_standing(inner: &Inner, worker: WorkerId) -> Result<(), CoreError> {
         match inner.workers.check_standing(worker) {
