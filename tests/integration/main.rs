@@ -8,6 +8,7 @@ mod damage;
 mod dashboard;
 mod disk;
 mod export;
+mod fetch_streams;
 mod formats;
 mod grpc;
 mod hostile;
