@@ -70,7 +70,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// How far a slice stream may fall behind [`FETCH_MIN_RATE`]: a client that stops
 /// reading (or never grants flow-control window) loses its stream, not a thread.
-const FETCH_GRACE: Duration = Duration::from_secs(10);
+pub const FETCH_GRACE: Duration = Duration::from_secs(10);
 /// The slowest a slice stream may be read, bytes per second, after [`FETCH_GRACE`]: a
 /// reader that holds a stream open by reading a little now and then loses it.
 const FETCH_MIN_RATE: f64 = 256.0 * 1024.0;

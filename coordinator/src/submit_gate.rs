@@ -1,8 +1,9 @@
 //! The check a `Submit` call passes before its message is read: the sender its metadata
 //! names ([`gops_proto::call_metadata`]) must be a live session in good standing. A
 //! submission of up to 64 MiB from an unknown, forged or banned session is refused
-//! from its headers alone, so it costs the coordinator neither the transfer nor the
-//! decoding. The handler then checks that the message names the same sender.
+//! from its headers alone: it is never decoded, and no more of it is received than the
+//! HTTP/2 flow-control window lets the client send first (1 MiB). The handler then
+//! checks that the message names the same sender.
 
 use std::convert::Infallible;
 use std::sync::Arc;

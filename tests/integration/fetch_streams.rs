@@ -10,7 +10,7 @@ use gops_common::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::fetch_slots::PER_PARTY;
 use gops_coordinator::observer::Silent;
-use gops_coordinator::service::{AccessTokens, serve};
+use gops_coordinator::service::{AccessTokens, FETCH_GRACE, serve};
 use gops_db::store::Store;
 use gops_proto::v1::FetchRequest;
 use gops_proto::v1::coordinator_client::CoordinatorClient;
@@ -32,14 +32,15 @@ fn whole_layer() -> FetchRequest {
     }
 }
 
-/// Moves what arrives on `granted` to `held` until `deadline`, or until every attacking
-/// stream is there.
+/// Moves what arrives on `granted` to `held` until `deadline`, or until `held` has
+/// `want`.
 async fn collect_until<T>(
     granted: &mut tokio::sync::mpsc::UnboundedReceiver<T>,
     deadline: Instant,
     held: &mut Vec<T>,
+    want: usize,
 ) {
-    while held.len() < ATTACK_STREAMS {
+    while held.len() < want {
         match tokio::time::timeout_at(deadline.into(), granted.recv()).await {
             Ok(Some(one)) => held.push(one),
             _ => return,
@@ -91,18 +92,27 @@ async fn unread_slice_streams_of_one_token_hold_its_share_only_and_not_for_long(
             let _ = granted_tx.send((start.elapsed(), stream));
         });
     }
-    // held unread until the test ends
+    // held unread until the test ends. No slot of an unread stream can come free
+    // before FETCH_GRACE after it was granted; a grant beyond the share before then
+    // would mean a stream was not held after all
     let mut held = Vec::new();
-    collect_until(&mut granted, start + Duration::from_secs(3), &mut held).await;
+    collect_until(
+        &mut granted,
+        start + Duration::from_secs(8),
+        &mut held,
+        PER_PARTY,
+    )
+    .await;
     assert_eq!(
         held.len(),
         PER_PARTY,
-        "streams granted to one token while its first ones stay unread"
+        "streams granted to one token within 8 s"
     );
+    let first_grant = start + held[0].0;
 
-    // an honest worker's fetch of the same layer starts and ends at once meanwhile
+    // an honest worker's fetch of the same layer is served in full meanwhile: before
+    // any unread stream could be dropped
     let mut honest = connect(&url, Some("honest-token")).unwrap();
-    let asked = Instant::now();
     let mut stream = honest
         .fetch_slices(whole_layer())
         .await
@@ -114,20 +124,31 @@ async fn unread_slice_streams_of_one_token_hold_its_share_only_and_not_for_long(
         received += 1;
     }
     assert_eq!(received, SLICES);
-    let took = asked.elapsed();
     assert!(
-        took < Duration::from_secs(5),
-        "an honest fetch took {took:?} beside {PER_PARTY} unread streams"
+        Instant::now() < first_grant + FETCH_GRACE,
+        "the honest fetch ended {:?} after the attacker's first stream, past the grace",
+        first_grant.elapsed()
+    );
+    assert!(
+        granted.try_recv().is_err(),
+        "a slot beyond the share came free while every stream stayed unread"
     );
 
-    // the unread streams are dropped by the minimum-rate rule (after 10 s of grace),
-    // which hands their slots to the attacker's waiting fetches
-    collect_until(&mut granted, start + Duration::from_secs(25), &mut held).await;
+    // the unread streams are dropped by the minimum-rate rule (after the grace), which
+    // hands their slots to the attacker's waiting fetches (they wait at most 30 s)
+    collect_until(
+        &mut granted,
+        start + Duration::from_secs(25),
+        &mut held,
+        ATTACK_STREAMS,
+    )
+    .await;
     assert_eq!(held.len(), ATTACK_STREAMS, "waiting fetches never served");
-    let (first_late, _) = &held[PER_PARTY];
+    let first_late = start + held[PER_PARTY].0;
     assert!(
-        *first_late >= Duration::from_secs(9),
-        "a slot of an unread stream came free after {first_late:?}, before the grace"
+        first_late >= first_grant + FETCH_GRACE - Duration::from_millis(500),
+        "a slot of an unread stream came free {:?} after the first grant, before the grace",
+        first_late - first_grant
     );
     for (_, stream) in &held {
         assert!(stream.is_ok(), "{:?}", stream.as_ref().err());

@@ -311,6 +311,22 @@ async fn a_submission_s_sender_is_checked_before_its_message_is_read() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::PermissionDenied, "{}", err.message());
+    // a stranger's message larger than the HTTP/2 window (1 MiB) is refused while it is
+    // still being sent, again and again, and the connection stays usable
+    let large = SubmitRequest {
+        worker_id: worker_id + 1000,
+        lease_id: 1,
+        slices: vec![SliceData {
+            layer: 1,
+            body: vec![7; 3 << 20],
+            ..SliceData::default()
+        }],
+        session_key: session_key.clone(),
+    };
+    for _ in 0..4 {
+        let err = client.submit(submit_call(large.clone())).await.unwrap_err();
+        assert_eq!(err.code(), Code::NotFound, "{}", err.message());
+    }
     // a worker of protocol 6 names its sender only in the message
     let err = client
         .submit(flood(worker_id, &session_key))
