@@ -235,11 +235,13 @@ impl CoordinatorRpc for Service {
         &self,
         request: Request<SubmitRequest>,
     ) -> Result<Response<SubmitReply>, Status> {
-        let named = submit_sender(request.metadata()).map_err(Status::invalid_argument)?;
+        // the sender the gate admitted, which the message must name too
+        let (caller, lease) =
+            submit_sender(request.metadata()).map_err(Status::invalid_argument)?;
         let r = request.into_inner();
-        if named.0.worker != WorkerId(r.worker_id)
-            || named.0.key.to_wire() != r.session_key
-            || named.1 != LeaseId(r.lease_id)
+        if caller.worker != WorkerId(r.worker_id)
+            || caller.key.0[..] != r.session_key[..]
+            || lease != LeaseId(r.lease_id)
         {
             return Err(Status::invalid_argument(
                 "the call's metadata names another sender or lease than its message",
@@ -251,7 +253,6 @@ impl CoordinatorRpc for Service {
             .map(submitted)
             .collect::<Result<Vec<_>, Status>>()?;
         let core = Arc::clone(&self.core);
-        let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
         let outcome = blocking(move || core.submit(caller, lease, slices, Instant::now())).await?;
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
