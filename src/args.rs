@@ -84,7 +84,7 @@ pub struct SolveArgs {
     /// Solver threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
-    /// Do not print the first-move strategies after the summary.
+    /// Do not print the value and first-move strategies before the summary.
     #[arg(long)]
     pub no_first_moves: bool,
     /// Start even if the db's file system has less free space than the db is estimated
@@ -162,8 +162,9 @@ pub struct CoordinatorArgs {
     /// (200 to 86400000; workers heartbeat every third of it).
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(*gops_coordinator::cluster::LEASE_RANGE_MS.start()..=*gops_coordinator::cluster::LEASE_RANGE_MS.end()))]
     pub lease_ms: u64,
-    /// Connections open at once; at the cap the coordinator accepts no more until one
-    /// closes [default: 4096, or the file limit less 256 if that is lower].
+    /// Connections open at once; at the cap a new connection pushes out the oldest one
+    /// that has not passed the token check [default: 4096, or the file limit less 256 if
+    /// that is lower].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: Option<u64>,
     /// Connections open at once from one IPv4 address (or IPv6 /64); more are closed at

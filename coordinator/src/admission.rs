@@ -36,8 +36,8 @@ pub const FD_RESERVE: u64 = 256;
 /// The limits on connections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnLimits {
-    /// Connections open at once; at the cap, the coordinator stops accepting until one
-    /// closes.
+    /// Connections open at once; at the cap, a new connection pushes out the oldest one
+    /// that has not passed the token check.
     pub max_connections: usize,
     /// Connections open at once from one IPv4 address or IPv6 /64; more are closed at
     /// once.
