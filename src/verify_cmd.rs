@@ -1,7 +1,8 @@
 //! `gops verify`: re-checks a db (its layer checksums, and a sample or all of its states
-//! re-solved bit for bit from the layer below) and reports what it found. Exit 1 on any
-//! mismatch.
+//! re-solved bit for bit from the layer below) and reports what it found, within a memory
+//! budget. Exit 1 on any mismatch.
 
+use gops_common::budget::{available_memory, verify_cache};
 use gops_db::verify::{VerifyOptions, VerifyReport, verify};
 
 use crate::args::VerifyArgs;
@@ -18,13 +19,22 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         crate::export_cmd::parse_layers(args.layers.as_deref(), n)
     })?;
     let n = store.n();
+    let threads = crate::args::threads_or_all_cores(args.threads);
+    let cache_bytes = verify_cache(
+        "--memory-mb",
+        args.memory_mb,
+        n,
+        store.objective(),
+        threads,
+        available_memory(),
+    )
+    .map_err(Failure::Usage)?;
     let options = VerifyOptions {
         fraction: args.fraction,
         layers,
         seed: args.seed.unwrap_or_else(crate::play_cmd::clock_seed),
-        cache_bytes: 1 << 30,
+        cache_bytes: usize::try_from(cache_bytes).unwrap_or(usize::MAX),
     };
-    let threads = crate::args::threads_or_all_cores(args.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

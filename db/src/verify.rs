@@ -2,8 +2,11 @@
 //! complete layer in range it re-folds the slices' digests into the layer checksum and
 //! compares it with the layer's record, and re-solves a random sample (or all) of each
 //! slice's states from the stored layer below, comparing bit for bit. The sample is drawn
-//! per slice from a seed, so the same seed checks the same states on any thread count.
+//! per slice from a seed, so the same seed checks the same states on any thread count
+//! and any memory budget. Prize sets are re-solved in batches whose slices below fit the
+//! cache together, so memory follows the budget, not the size of the slices.
 
+use std::collections::HashSet;
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
@@ -28,7 +31,8 @@ pub struct VerifyOptions {
     pub layers: RangeInclusive<u8>,
     /// Seeds the sample: the same seed checks the same states.
     pub seed: u64,
-    /// Memory for slices of the layer below, least recently used dropped first.
+    /// Memory for slices of the layer below, least recently used dropped first; a batch
+    /// of prize sets reads at most this much of them (at least one set a batch).
     pub cache_bytes: usize,
 }
 
@@ -84,7 +88,8 @@ impl VerifyReport {
 /// Mismatches listed one by one in a report, at most.
 pub const MAX_REPORTED: usize = 100;
 
-/// Prize sets re-solved together: neighbours in colex order share the slices below.
+/// Prize sets re-solved together at most: neighbours in colex order share the slices
+/// below, and a batch keeps the threads busy.
 const SLICES_PER_BATCH: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
@@ -133,8 +138,8 @@ pub fn verify(
             max_gap: 0.0,
         };
         let mut checksum = LayerChecksum::new();
-        let ranks: Vec<u32> = (0..layer.slices as u32).collect();
-        for batch in ranks.chunks(SLICES_PER_BATCH) {
+        let weights = weights_below(store, k)?;
+        for batch in batches(k, layer.slices as u32, &weights, options.cache_bytes as u64) {
             let below = store.slices_below(&mut below_cache, k, batch.iter().copied())?;
             let dependency = |prizes| &*below[&prize_rank(prizes)];
             let checked = batch
@@ -190,6 +195,51 @@ pub fn verify(
     Ok(report)
 }
 
+/// The bytes each slice of layer `k - 1` takes, by prize rank (from the index; the
+/// terminal slice below layer 1 counts nothing).
+fn weights_below(store: &Store, k: u8) -> Result<Vec<u64>, StoreError> {
+    if k == 1 {
+        return Ok(vec![0]);
+    }
+    (0..prize_set_count(store.n(), k - 1) as u32)
+        .map(|rank| store.record_bytes(k - 1, rank))
+        .collect()
+}
+
+/// The prize ranks `0..slices` of layer `k` in batches, in order: at most
+/// [`SLICES_PER_BATCH`] a batch, and a batch's slices below (each weighing
+/// `weights[rank]`, counted once) weigh at most `limit` together, unless a batch of one
+/// prize set alone weighs more. A batch takes the next prize set whenever it fits.
+fn batches(k: u8, slices: u32, weights: &[u64], limit: u64) -> Vec<Vec<u32>> {
+    let mut batches = Vec::new();
+    let mut batch: Vec<u32> = Vec::new();
+    let mut below: HashSet<u32> = HashSet::new();
+    let mut weight = 0;
+    for rank in 0..slices {
+        let dependencies: Vec<u32> = LayerEngine::dependency_ranks(rank, k).collect();
+        let added: u64 = dependencies
+            .iter()
+            .filter(|d| !below.contains(d))
+            .map(|&d| weights[d as usize])
+            .sum();
+        if !batch.is_empty() && (batch.len() == SLICES_PER_BATCH || weight + added > limit) {
+            batches.push(std::mem::take(&mut batch));
+            below.clear();
+            weight = 0;
+        }
+        for d in dependencies {
+            if below.insert(d) {
+                weight += weights[d as usize];
+            }
+        }
+        batch.push(rank);
+    }
+    if !batch.is_empty() {
+        batches.push(batch);
+    }
+    batches
+}
+
 #[derive(Default)]
 struct SliceVerified {
     states: u64,
@@ -200,4 +250,69 @@ struct SliceVerified {
 /// The seed of one slice's sample.
 fn slice_seed(seed: u64, k: u8, rank: u32) -> u64 {
     seed ^ (u64::from(k) << 56) ^ u64::from(rank).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The weight of a batch's slices below, each counted once.
+    fn weight_below(k: u8, batch: &[u32], weights: &[u64]) -> u64 {
+        let below: HashSet<u32> = batch
+            .iter()
+            .flat_map(|&r| LayerEngine::dependency_ranks(r, k))
+            .collect();
+        below.iter().map(|&d| weights[d as usize]).sum()
+    }
+
+    #[test]
+    fn batches_cover_the_layer_in_order_within_the_limit() {
+        let (n, k) = (12u8, 6u8);
+        let slices = prize_set_count(n, k) as u32;
+        let below = prize_set_count(n, k - 1);
+        let mut x = 7u64;
+        let weights: Vec<u64> = (0..below)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                1 + (x >> 40) % 1000
+            })
+            .collect();
+        let heaviest_set = (0..slices)
+            .map(|r| weight_below(k, &[r], &weights))
+            .max()
+            .unwrap();
+        for limit in [0, heaviest_set / 2, heaviest_set, 3 * heaviest_set, 40_000, u64::MAX] {
+            let batches = batches(k, slices, &weights, limit);
+            let flat: Vec<u32> = batches.iter().flatten().copied().collect();
+            assert_eq!(flat, (0..slices).collect::<Vec<_>>(), "limit {limit}");
+            for (i, batch) in batches.iter().enumerate() {
+                assert!(!batch.is_empty() && batch.len() <= SLICES_PER_BATCH);
+                let weight = weight_below(k, batch, &weights);
+                assert!(batch.len() == 1 || weight <= limit, "limit {limit}: {weight}");
+                // greedy: the next prize set did not fit, or the batch was full
+                if let Some(next) = batches.get(i + 1) {
+                    let mut grown = batch.clone();
+                    grown.push(next[0]);
+                    assert!(
+                        batch.len() == SLICES_PER_BATCH
+                            || weight_below(k, &grown, &weights) > limit,
+                        "limit {limit}: batch {i} could have taken {}",
+                        next[0]
+                    );
+                }
+            }
+            if limit == u64::MAX {
+                assert_eq!(batches.len(), (slices as usize).div_ceil(SLICES_PER_BATCH));
+            }
+            if limit < heaviest_set {
+                assert!(batches.iter().any(|b| b.len() == 1));
+            }
+        }
+    }
+
+    #[test]
+    fn layer_one_reads_only_the_terminal_slice() {
+        let batches = batches(1, 13, &[0], 0);
+        assert_eq!(batches, vec![(0..13).collect::<Vec<u32>>()]);
+    }
 }
