@@ -110,10 +110,14 @@ pub fn process_caches(
     role: Role,
     available: Option<u64>,
 ) -> Result<CacheSplit, String> {
-    let need = bounded_need(n, objective);
-    let budget = budget_for(budget_name, memory_mb, n, objective, need, available)?;
-    CacheSplit::of(budget, need, role)
-        .ok_or_else(|| too_small(budget_name, n, objective, need, budget))
+    let need = Need {
+        n,
+        objective,
+        bytes: bounded_need(n, objective),
+        what: "one shard and its dependency slices",
+    };
+    let budget = need.budget(memory_mb, available)?;
+    CacheSplit::of(budget, need.bytes, role).ok_or_else(|| need.refusal(budget_name, budget))
 }
 
 /// The cache of slices of the layer below that `gops verify` on `threads` threads gets
@@ -133,42 +137,58 @@ pub fn verify_cache(
         .map(|k| largest_slice_bytes(n, k, objective))
         .max()
         .unwrap_or(0);
-    let need = bounded_need(n, objective).saturating_add(checked.saturating_mul(threads as u64));
-    let budget = budget_for(budget_name, memory_mb, n, objective, need, available)?;
+    let need = Need {
+        n,
+        objective,
+        bytes: bounded_need(n, objective).saturating_add(checked.saturating_mul(threads as u64)),
+        what: "one prize set's slices below, and a slice for each thread",
+    };
+    let budget = need.budget(memory_mb, available)?;
     budget
-        .checked_sub(need)
-        .ok_or_else(|| too_small(budget_name, n, objective, need, budget))
+        .checked_sub(need.bytes)
+        .ok_or_else(|| need.refusal(budget_name, budget))
 }
 
-/// The budget `memory_mb` asks for, or the default over `available`; refused when the
-/// default cannot hold `need`.
-fn budget_for(
-    budget_name: &str,
-    memory_mb: Option<u64>,
+/// What a process needs at the least for the `n`-card game, and what that is made of
+/// (for the messages).
+struct Need {
     n: u8,
     objective: Objective,
-    need: u64,
-    available: Option<u64>,
-) -> Result<u64, String> {
-    match memory_mb {
-        Some(mb) => Ok(mb.saturating_mul(1 << 20)),
-        None => match available.filter(|&a| a < need) {
-            Some(available) => Err(format!(
-                "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices), but only {} MiB is available",
-                mib(need),
-                mib(available)
-            )),
-            None => Ok(default_budget(available, need)),
-        },
-    }
+    bytes: u64,
+    what: &'static str,
 }
 
-fn too_small(budget_name: &str, n: u8, objective: Objective, need: u64, budget: u64) -> String {
-    format!(
-        "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices); {budget_name} is {} MiB",
-        mib(need),
-        mib(budget)
-    )
+impl Need {
+    /// The budget `memory_mb` asks for, or the default over `available`; refused when
+    /// the memory available cannot hold the need.
+    fn budget(&self, memory_mb: Option<u64>, available: Option<u64>) -> Result<u64, String> {
+        match memory_mb {
+            Some(mb) => Ok(mb.saturating_mul(1 << 20)),
+            None => match available.filter(|&a| a < self.bytes) {
+                Some(available) => Err(format!(
+                    "{}, but only {} MiB is available",
+                    self.needs(),
+                    mib(available)
+                )),
+                None => Ok(default_budget(available, self.bytes)),
+            },
+        }
+    }
+
+    /// Why `budget` bytes, set by `budget_name`, are too few.
+    fn refusal(&self, budget_name: &str, budget: u64) -> String {
+        format!("{}; {budget_name} is {} MiB", self.needs(), mib(budget))
+    }
+
+    fn needs(&self) -> String {
+        format!(
+            "the {}-card {} game needs at least {} MiB ({})",
+            self.n,
+            self.objective,
+            mib(self.bytes),
+            self.what
+        )
+    }
 }
 
 fn mib(bytes: u64) -> u64 {

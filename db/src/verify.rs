@@ -282,15 +282,15 @@ mod tests {
             .max()
             .unwrap();
         for limit in [0, heaviest_set / 2, heaviest_set, 3 * heaviest_set, 40_000, u64::MAX] {
-            let batches = batches(k, slices, &weights, limit);
-            let flat: Vec<u32> = batches.iter().flatten().copied().collect();
+            let split = batches(k, slices, &weights, limit);
+            let flat: Vec<u32> = split.iter().flatten().copied().collect();
             assert_eq!(flat, (0..slices).collect::<Vec<_>>(), "limit {limit}");
-            for (i, batch) in batches.iter().enumerate() {
+            for (i, batch) in split.iter().enumerate() {
                 assert!(!batch.is_empty() && batch.len() <= SLICES_PER_BATCH);
                 let weight = weight_below(k, batch, &weights);
                 assert!(batch.len() == 1 || weight <= limit, "limit {limit}: {weight}");
                 // greedy: the next prize set did not fit, or the batch was full
-                if let Some(next) = batches.get(i + 1) {
+                if let Some(next) = split.get(i + 1) {
                     let mut grown = batch.clone();
                     grown.push(next[0]);
                     assert!(
@@ -302,17 +302,16 @@ mod tests {
                 }
             }
             if limit == u64::MAX {
-                assert_eq!(batches.len(), (slices as usize).div_ceil(SLICES_PER_BATCH));
+                assert_eq!(split.len(), (slices as usize).div_ceil(SLICES_PER_BATCH));
             }
             if limit < heaviest_set {
-                assert!(batches.iter().any(|b| b.len() == 1));
+                assert!(split.iter().any(|b| b.len() == 1));
             }
         }
     }
 
     #[test]
     fn layer_one_reads_only_the_terminal_slice() {
-        let batches = batches(1, 13, &[0], 0);
-        assert_eq!(batches, vec![(0..13).collect::<Vec<u32>>()]);
+        assert_eq!(batches(1, 13, &[0], 0), vec![(0..13).collect::<Vec<u32>>()]);
     }
 }
