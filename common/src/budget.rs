@@ -114,7 +114,7 @@ pub fn process_caches(
         n,
         objective,
         bytes: bounded_need(n, objective),
-        what: "one shard and its dependency slices",
+        what: "one shard and its dependency slices".into(),
     };
     let budget = need.budget(memory_mb, available)?;
     CacheSplit::of(budget, need.bytes, role).ok_or_else(|| need.refusal(budget_name, budget))
@@ -141,7 +141,7 @@ pub fn verify_cache(
         n,
         objective,
         bytes: bounded_need(n, objective).saturating_add(checked.saturating_mul(threads as u64)),
-        what: "one prize set's slices below, and a slice for each thread",
+        what: format!("one prize set's slices below, and a slice for each of {threads} threads"),
     };
     let budget = need.budget(memory_mb, available)?;
     budget
@@ -155,7 +155,7 @@ struct Need {
     n: u8,
     objective: Objective,
     bytes: u64,
-    what: &'static str,
+    what: String,
 }
 
 impl Need {
@@ -247,12 +247,13 @@ mod tests {
         let one = verify_cache("--memory-mb", Some(budget_mb), n, objective, 1, None).unwrap();
         let four = verify_cache("--memory-mb", Some(budget_mb), n, objective, 4, None).unwrap();
         assert_eq!(one - four, 3 * checked);
-        assert!(four >= 100 << 20 && four < (101 << 20), "{four}");
+        assert!(((100 << 20)..(101 << 20)).contains(&four), "{four}");
         // more threads than the budget holds slices for: refused, with the figures
         let many = ((budget_mb << 20) / checked + 1) as usize;
         let refused = verify_cache("--memory-mb", Some(budget_mb), n, objective, many, None)
             .unwrap_err();
         assert!(refused.contains(&format!("--memory-mb is {budget_mb} MiB")), "{refused}");
+        assert!(refused.contains(&format!("each of {many} threads")), "{refused}");
         // the default: half of what is available, at most 3 GiB
         let default = verify_cache("m", None, n, objective, 2, Some(24 << 30)).unwrap();
         assert_eq!(default, (3 << 30) - need - 2 * checked);

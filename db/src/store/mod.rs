@@ -16,7 +16,7 @@
 //!
 //! Layout: this file holds the handle and its reads and writes; [`manifest`] the format
 //! history, the manifest and the records; [`error`] the errors; [`records`] reading a
-//! record from its place; [`sizes`] a record's size from the index.
+//! record from its place.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,6 @@ use crate::slice_files::{Place, SliceFiles};
 mod error;
 mod manifest;
 mod records;
-mod sizes;
 
 pub use error::StoreError;
 use error::{file_io, io, missing_slice};

@@ -117,16 +117,6 @@ fn a_located_record_is_the_slice_and_its_digest_and_a_missing_one_is_damage() {
     assert_eq!(located.file_name, "slices-02.dat");
     let stored = store.require_slice_bytes(2, 7).unwrap();
     assert_eq!(located.digest, stored.digest);
-    // its size, from the index alone, is the record's
-    assert_eq!(
-        store.record_bytes(2, 7).unwrap(),
-        stored.to_record().len() as u64
-    );
-    assert_eq!(store.record_bytes(2, 7).unwrap(), u64::from(located.place.len));
-    assert!(matches!(
-        store.record_bytes(2, 4),
-        Err(StoreError::DamagedSlice { k: 2, rank: 4, .. })
-    ));
     // what a reader of the directory finds there is the record of that slice
     let bytes = std::fs::read(path.join(&located.file_name)).unwrap();
     let start = located.place.offset as usize;
@@ -206,14 +196,9 @@ fn a_format_3_db_is_read_and_upgraded_when_solved_into() {
     assert_eq!(peeked.format_version, FORMAT_4);
     store.put_slices(2, &[solved(2, vec![2.0; 7])]).unwrap();
     assert_eq!(store.stored_ranks(2).unwrap(), vec![1, 2, 4]);
-    // an old slice has no place in a data file; a new one has; both have a size
+    // an old slice has no place in a data file; a new one has
     assert_eq!(store.locate(2, 1).unwrap(), None);
     assert!(store.locate(2, 2).unwrap().is_some());
-    for rank in [1, 2] {
-        let record = store.require_slice_bytes(2, rank).unwrap().to_record();
-        assert_eq!(store.record_bytes(2, rank).unwrap(), record.len() as u64);
-    }
-    assert!(store.record_bytes(2, 3).is_err());
     assert_eq!(
         store.require_slice(2, 1).unwrap().slice.values,
         vec![1.0; 7]
