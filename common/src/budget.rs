@@ -250,10 +250,16 @@ mod tests {
         assert!(((100 << 20)..(101 << 20)).contains(&four), "{four}");
         // more threads than the budget holds slices for: refused, with the figures
         let many = ((budget_mb << 20) / checked + 1) as usize;
-        let refused = verify_cache("--memory-mb", Some(budget_mb), n, objective, many, None)
-            .unwrap_err();
-        assert!(refused.contains(&format!("--memory-mb is {budget_mb} MiB")), "{refused}");
-        assert!(refused.contains(&format!("each of {many} threads")), "{refused}");
+        let refused =
+            verify_cache("--memory-mb", Some(budget_mb), n, objective, many, None).unwrap_err();
+        assert!(
+            refused.contains(&format!("--memory-mb is {budget_mb} MiB")),
+            "{refused}"
+        );
+        assert!(
+            refused.contains(&format!("each of {many} threads")),
+            "{refused}"
+        );
         // the default: half of what is available, at most 3 GiB
         let default = verify_cache("m", None, n, objective, 2, Some(24 << 30)).unwrap();
         assert_eq!(default, (3 << 30) - need - 2 * checked);

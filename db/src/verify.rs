@@ -248,4 +248,3 @@ struct SliceVerified {
 fn slice_seed(seed: u64, k: u8, rank: u32) -> u64 {
     seed ^ (u64::from(k) << 56) ^ u64::from(rank).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
-

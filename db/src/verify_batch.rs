@@ -46,7 +46,12 @@ impl<T: Clone> Batch<T> {
     /// that [`Batch::missing`] named, each with its weight. When the prize set does not
     /// fit, the batch gathered so far is returned, to be checked, and a new one starts
     /// with this prize set and its slices below.
-    pub fn add(&mut self, rank: u32, dependencies: &[u32], loaded: Vec<(u32, T, u64)>) -> Option<Ready<T>> {
+    pub fn add(
+        &mut self,
+        rank: u32,
+        dependencies: &[u32],
+        loaded: Vec<(u32, T, u64)>,
+    ) -> Option<Ready<T>> {
         let added: u64 = loaded.iter().map(|(_, _, weight)| weight).sum();
         let full = self.ranks.len() == SLICES_PER_BATCH;
         let ready = if !self.ranks.is_empty() && (full || self.weight + added > self.limit) {
@@ -133,9 +138,8 @@ mod tests {
                 1 + (x >> 40) % 1000
             })
             .collect();
-        let weigh = |ranks: &[u32]| -> u64 {
-            needed(k, ranks).iter().map(|&d| weights[d as usize]).sum()
-        };
+        let weigh =
+            |ranks: &[u32]| -> u64 { needed(k, ranks).iter().map(|&d| weights[d as usize]).sum() };
         let heaviest = (0..slices).map(|r| weigh(&[r])).max().unwrap();
         let limits = [0, heaviest / 2, heaviest, 3 * heaviest, 40_000, u64::MAX];
         for limit in limits {
@@ -151,7 +155,10 @@ mod tests {
                 assert!(below.iter().all(|(d, w)| *w == weights[*d as usize]));
                 distinct += below.len();
                 let weight = weigh(ranks);
-                assert!(ranks.len() == 1 || weight <= limit, "limit {limit}: {weight}");
+                assert!(
+                    ranks.len() == 1 || weight <= limit,
+                    "limit {limit}: {weight}"
+                );
                 // greedy: the next prize set did not fit, or the batch was full
                 if let Some((next, _)) = split.get(i + 1) {
                     let mut grown = ranks.clone();
@@ -164,7 +171,10 @@ mod tests {
                 }
             }
             // nothing is loaded twice into a batch (a batch may keep its predecessor's)
-            assert!(loads <= distinct, "limit {limit}: {loads} loads, {distinct} held");
+            assert!(
+                loads <= distinct,
+                "limit {limit}: {loads} loads, {distinct} held"
+            );
             if limit == u64::MAX {
                 assert_eq!(split.len(), (slices as usize).div_ceil(SLICES_PER_BATCH));
             }
