@@ -15,20 +15,42 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
             args.fraction
         )));
     }
+    // the budget is checked from the manifest alone, before the store is opened: a
+    // refusal leaves the db's files as they were
+    let threads = crate::args::threads_or_all_cores(args.threads);
+    let cache_bytes = match gops_db::store::Store::peek_manifest(&args.db) {
+        Ok(Some(manifest)) => match manifest.objective.parse() {
+            Ok(objective) => Some(
+                verify_cache(
+                    "--memory-mb",
+                    args.memory_mb,
+                    manifest.n,
+                    objective,
+                    threads,
+                    available_memory(),
+                )
+                .map_err(Failure::Usage)?,
+            ),
+            Err(_) => None,
+        },
+        _ => None,
+    };
     let (store, layers) = crate::query_cmd::open_checked(&args.db, |n| {
         crate::export_cmd::parse_layers(args.layers.as_deref(), n)
     })?;
     let n = store.n();
-    let threads = crate::args::threads_or_all_cores(args.threads);
-    let cache_bytes = verify_cache(
-        "--memory-mb",
-        args.memory_mb,
-        n,
-        store.objective(),
-        threads,
-        available_memory(),
-    )
-    .map_err(Failure::Usage)?;
+    let cache_bytes = match cache_bytes {
+        Some(bytes) => bytes,
+        None => verify_cache(
+            "--memory-mb",
+            args.memory_mb,
+            n,
+            store.objective(),
+            threads,
+            available_memory(),
+        )
+        .map_err(Failure::Usage)?,
+    };
     let options = VerifyOptions {
         fraction: args.fraction,
         layers,
