@@ -418,6 +418,11 @@ pub struct VerifyArgs {
     /// Threads [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Memory budget in MiB: the slices of the layer below are read in batches that fit
+    /// what the game's need and one slice per thread leave [default: half the memory
+    /// available, at most 3072].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub memory_mb: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -1,7 +1,8 @@
 //! `gops verify`: re-checks a db (its layer checksums, and a sample or all of its states
-//! re-solved bit for bit from the layer below) and reports what it found. Exit 1 on any
-//! mismatch.
+//! re-solved bit for bit from the layer below) and reports what it found, within a memory
+//! budget. Exit 1 on any mismatch.
 
+use gops_common::budget::{available_memory, verify_cache};
 use gops_db::verify::{VerifyOptions, VerifyReport, verify};
 
 use crate::args::VerifyArgs;
@@ -14,17 +15,48 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
             args.fraction
         )));
     }
+    // the budget is checked from the manifest alone, before the store is opened: a
+    // refusal leaves the db's files as they were
+    let threads = crate::args::threads_or_all_cores(args.threads);
+    let cache_bytes = match gops_db::store::Store::peek_manifest(&args.db) {
+        Ok(Some(manifest)) => match manifest.objective.parse() {
+            Ok(objective) => Some(
+                verify_cache(
+                    "--memory-mb",
+                    args.memory_mb,
+                    manifest.n,
+                    objective,
+                    threads,
+                    available_memory(),
+                )
+                .map_err(Failure::Usage)?,
+            ),
+            Err(_) => None,
+        },
+        _ => None,
+    };
     let (store, layers) = crate::query_cmd::open_checked(&args.db, |n| {
         crate::export_cmd::parse_layers(args.layers.as_deref(), n)
     })?;
     let n = store.n();
+    let cache_bytes = match cache_bytes {
+        Some(bytes) => bytes,
+        None => verify_cache(
+            "--memory-mb",
+            args.memory_mb,
+            n,
+            store.objective(),
+            threads,
+            available_memory(),
+        )
+        .map_err(Failure::Usage)?,
+    };
     let options = VerifyOptions {
         fraction: args.fraction,
         layers,
         seed: args.seed.unwrap_or_else(crate::play_cmd::clock_seed),
-        cache_bytes: 1 << 30,
+        cache_bytes: usize::try_from(cache_bytes).unwrap_or(usize::MAX),
     };
-    let threads = crate::args::threads_or_all_cores(args.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

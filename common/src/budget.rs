@@ -110,28 +110,89 @@ pub fn process_caches(
     role: Role,
     available: Option<u64>,
 ) -> Result<CacheSplit, String> {
-    let need = bounded_need(n, objective);
-    let mib = |b: u64| b.div_ceil(1 << 20);
-    let budget = match memory_mb {
-        Some(mb) => mb.saturating_mul(1 << 20),
-        None => {
-            if let Some(available) = available.filter(|&a| a < need) {
-                return Err(format!(
-                    "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices), but only {} MiB is available",
-                    mib(need),
-                    mib(available)
-                ));
-            }
-            default_budget(available, need)
-        }
+    let need = Need {
+        n,
+        objective,
+        bytes: bounded_need(n, objective),
+        what: "one shard and its dependency slices".into(),
     };
-    CacheSplit::of(budget, need, role).ok_or_else(|| {
+    let budget = need.budget(memory_mb, available)?;
+    CacheSplit::of(budget, need.bytes, role).ok_or_else(|| need.refusal(budget_name, budget))
+}
+
+/// The cache of slices of the layer below that `gops verify` on `threads` threads gets
+/// from a budget of `memory_mb` MiB (`None`: the default of [`default_budget`] over
+/// `available` bytes): what is left once the game's least need (see [`bounded_need`])
+/// and one slice being checked per thread are set aside. Verify reads the slices below
+/// a batch of prize sets at most this much at once, so that they fit the cache.
+pub fn verify_cache(
+    budget_name: &str,
+    memory_mb: Option<u64>,
+    n: u8,
+    objective: Objective,
+    threads: usize,
+    available: Option<u64>,
+) -> Result<u64, String> {
+    let checked = (1..=n)
+        .map(|k| largest_slice_bytes(n, k, objective))
+        .max()
+        .unwrap_or(0);
+    let need = Need {
+        n,
+        objective,
+        bytes: bounded_need(n, objective).saturating_add(checked.saturating_mul(threads as u64)),
+        what: format!("one prize set's slices below, and a slice for each of {threads} threads"),
+    };
+    let budget = need.budget(memory_mb, available)?;
+    budget
+        .checked_sub(need.bytes)
+        .ok_or_else(|| need.refusal(budget_name, budget))
+}
+
+/// What a process needs at the least for the `n`-card game, and what that is made of
+/// (for the messages).
+struct Need {
+    n: u8,
+    objective: Objective,
+    bytes: u64,
+    what: String,
+}
+
+impl Need {
+    /// The budget `memory_mb` asks for, or the default over `available`; refused when
+    /// the memory available cannot hold the need.
+    fn budget(&self, memory_mb: Option<u64>, available: Option<u64>) -> Result<u64, String> {
+        match memory_mb {
+            Some(mb) => Ok(mb.saturating_mul(1 << 20)),
+            None => match available.filter(|&a| a < self.bytes) {
+                Some(available) => Err(format!(
+                    "{}, but only {} MiB is available",
+                    self.needs(),
+                    mib(available)
+                )),
+                None => Ok(default_budget(available, self.bytes)),
+            },
+        }
+    }
+
+    /// Why `budget` bytes, set by `budget_name`, are too few.
+    fn refusal(&self, budget_name: &str, budget: u64) -> String {
+        format!("{}; {budget_name} is {} MiB", self.needs(), mib(budget))
+    }
+
+    fn needs(&self) -> String {
         format!(
-            "the {n}-card {objective} game needs at least {} MiB (one shard and its dependency slices); {budget_name} is {} MiB",
-            mib(need),
-            mib(budget)
+            "the {}-card {} game needs at least {} MiB ({})",
+            self.n,
+            self.objective,
+            mib(self.bytes),
+            self.what
         )
-    })
+    }
+}
+
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
 }
 
 /// MemAvailable from /proc/meminfo, where there is one.
@@ -172,6 +233,38 @@ mod tests {
         let fine =
             process_caches("m", None, 8, Objective::Win, Role::Solve, Some(need * 4)).unwrap();
         assert_eq!(fine, CacheSplit::of(need * 2, need, Role::Solve).unwrap());
+    }
+
+    #[test]
+    fn verify_gets_what_the_need_and_its_threads_leave() {
+        let (n, objective) = (10, Objective::Win);
+        let need = bounded_need(n, objective);
+        let checked = (1..=n)
+            .map(|k| largest_slice_bytes(n, k, objective))
+            .max()
+            .unwrap();
+        let budget_mb = (need + 4 * checked + (100 << 20)).div_ceil(1 << 20);
+        let one = verify_cache("--memory-mb", Some(budget_mb), n, objective, 1, None).unwrap();
+        let four = verify_cache("--memory-mb", Some(budget_mb), n, objective, 4, None).unwrap();
+        assert_eq!(one - four, 3 * checked);
+        assert!(((100 << 20)..(101 << 20)).contains(&four), "{four}");
+        // more threads than the budget holds slices for: refused, with the figures
+        let many = ((budget_mb << 20) / checked + 1) as usize;
+        let refused =
+            verify_cache("--memory-mb", Some(budget_mb), n, objective, many, None).unwrap_err();
+        assert!(
+            refused.contains(&format!("--memory-mb is {budget_mb} MiB")),
+            "{refused}"
+        );
+        assert!(
+            refused.contains(&format!("each of {many} threads")),
+            "{refused}"
+        );
+        // the default: half of what is available, at most 3 GiB
+        let default = verify_cache("m", None, n, objective, 2, Some(24 << 30)).unwrap();
+        assert_eq!(default, (3 << 30) - need - 2 * checked);
+        let scarce = verify_cache("m", None, n, objective, 2, Some(need)).unwrap_err();
+        assert!(scarce.contains("is available"), "{scarce}");
     }
 
     #[test]

@@ -1,11 +1,23 @@
 //! A cache of slices, bounded in bytes, the least recently used going first: a worker's
 //! dependency slices, the coordinator's verification reads and the read side's lookups.
-//! Slices still in use stay alive through their `Arc`s even when evicted here.
+//! Slices still in use stay alive through their `Arc`s even when evicted here. What a
+//! slice costs the bound is what it says it weighs ([`Weigh`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::slice::Slice;
+
+/// What an entry costs the cache's bound, in bytes (about what it holds in memory).
+pub trait Weigh {
+    fn weight(&self) -> usize;
+}
+
+impl Weigh for Slice {
+    fn weight(&self) -> usize {
+        8 * self.values.len() + 8 * self.windows.as_ref().map_or(0, Vec::len) + 64
+    }
+}
 
 pub struct SliceCache {
     limit_bytes: usize,
@@ -16,10 +28,6 @@ pub struct SliceCache {
     /// The same slices by the tick of their last use: the least recently used first, so an
     /// eviction takes O(log n), not a scan of every entry.
     by_use: BTreeMap<u64, (u8, u32)>,
-}
-
-fn size_of(slice: &Slice) -> usize {
-    8 * slice.values.len() + 8 * slice.windows.as_ref().map_or(0, Vec::len) + 64
 }
 
 impl SliceCache {
@@ -45,16 +53,16 @@ impl SliceCache {
 
     pub fn insert(&mut self, layer: u8, rank: u32, slice: Arc<Slice>) {
         self.tick += 1;
-        self.bytes += size_of(&slice);
+        self.bytes += slice.weight();
         if let Some((old, used)) = self.entries.insert((layer, rank), (slice, self.tick)) {
-            self.bytes -= size_of(&old);
+            self.bytes -= old.weight();
             self.by_use.remove(&used);
         }
         self.by_use.insert(self.tick, (layer, rank));
         while self.bytes > self.limit_bytes && self.entries.len() > 1 {
             let (_, oldest) = self.by_use.pop_first().expect("one entry a slice");
             let (old, _) = self.entries.remove(&oldest).expect("one slice an entry");
-            self.bytes -= size_of(&old);
+            self.bytes -= old.weight();
         }
     }
 
@@ -78,7 +86,7 @@ impl SliceCache {
     pub fn keep_layer(&mut self, layer: u8) {
         self.entries.retain(|(l, _), _| *l == layer);
         self.by_use.retain(|_, (l, _)| *l == layer);
-        self.bytes = self.entries.values().map(|(s, _)| size_of(s)).sum();
+        self.bytes = self.entries.values().map(|(s, _)| s.weight()).sum();
     }
 
     pub fn len(&self) -> usize {
@@ -104,7 +112,7 @@ mod tests {
 
     #[test]
     fn evicts_least_recently_used_within_the_bound() {
-        let per = size_of(&slice(100));
+        let per = slice(100).weight();
         let mut cache = SliceCache::new(3 * per);
         for r in 0..3 {
             cache.insert(1, r, slice(100));
@@ -123,7 +131,7 @@ mod tests {
     #[test]
     fn evicts_as_a_scan_for_the_oldest_would() {
         // a model that finds the least recently used by scanning every entry
-        let per = size_of(&slice(10));
+        let per = slice(10).weight();
         let mut cache = SliceCache::new(50 * per);
         let mut model: Vec<((u8, u32), u64)> = Vec::new();
         let mut x = 12_345u64;

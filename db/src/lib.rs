@@ -16,6 +16,7 @@
 //! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
+//! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
 
 pub mod disk;
 pub mod export;
@@ -30,3 +31,4 @@ pub mod status;
 pub mod status_file;
 pub mod store;
 pub mod verify;
+pub mod verify_batch;

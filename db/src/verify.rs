@@ -2,23 +2,28 @@
 //! complete layer in range it re-folds the slices' digests into the layer checksum and
 //! compares it with the layer's record, and re-solves a random sample (or all) of each
 //! slice's states from the stored layer below, comparing bit for bit. The sample is drawn
-//! per slice from a seed, so the same seed checks the same states on any thread count.
+//! per slice from a seed, so the same seed checks the same states on any thread count
+//! and any memory budget. Prize sets are re-solved in batches whose slices below fit the
+//! cache together, so memory follows the budget, not the size of the slices.
 
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 use std::time::Instant;
 
 use gops_common::audit::{resolve_state, sample_states};
-use gops_common::cache::SliceCache;
-use gops_common::checksum::LayerChecksum;
-use gops_common::engine::{EngineError, LayerEngine};
+use gops_common::cache::{SliceCache, Weigh};
+use gops_common::checksum::{Digest, LayerChecksum};
+use gops_common::engine::{EngineError, LayerEngine, terminal_slice};
 use gops_common::kernel::GameSolver;
 use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
+use gops_common::slice::Slice;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::store::{Store, StoreError};
+use crate::verify_batch::{Batch, Ready};
 
 /// What to verify.
 #[derive(Clone, Debug)]
@@ -28,7 +33,9 @@ pub struct VerifyOptions {
     pub layers: RangeInclusive<u8>,
     /// Seeds the sample: the same seed checks the same states.
     pub seed: u64,
-    /// Memory for slices of the layer below, least recently used dropped first.
+    /// Memory for slices of the layer below, least recently used dropped first. Prize
+    /// sets are re-solved in batches whose slices below weigh (decoded, as the cache
+    /// weighs them) at most this much together, a prize set alone excepted.
     pub cache_bytes: usize,
 }
 
@@ -84,9 +91,6 @@ impl VerifyReport {
 /// Mismatches listed one by one in a report, at most.
 pub const MAX_REPORTED: usize = 100;
 
-/// Prize sets re-solved together: neighbours in colex order share the slices below.
-const SLICES_PER_BATCH: usize = 64;
-
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
     #[error(transparent)]
@@ -133,52 +137,23 @@ pub fn verify(
             max_gap: 0.0,
         };
         let mut checksum = LayerChecksum::new();
-        let ranks: Vec<u32> = (0..layer.slices as u32).collect();
-        for batch in ranks.chunks(SLICES_PER_BATCH) {
-            let below = store.slices_below(&mut below_cache, k, batch.iter().copied())?;
-            let dependency = |prizes| &*below[&prize_rank(prizes)];
-            let checked = batch
-                .par_iter()
-                .map_init(GameSolver::new, |solver, &rank| {
-                    let record = store.require_slice(k, rank)?;
-                    let mut rng = StdRng::seed_from_u64(slice_seed(options.seed, k, rank));
-                    let mut slice_report = SliceVerified::default();
-                    for state in sample_states(&record.slice, options.fraction, &mut rng) {
-                        let check = resolve_state(
-                            &engine,
-                            solver,
-                            rank,
-                            &record.slice,
-                            state,
-                            &dependency,
-                        )?;
-                        slice_report.states += 1;
-                        slice_report.max_gap = slice_report.max_gap.max(check.gap);
-                        if !check.matches() {
-                            slice_report.mismatches.push(Mismatch {
-                                k,
-                                prizes: prize_unrank(rank, k).iter().collect(),
-                                pattern: engine.layout.canonical[check.pattern].letters(),
-                                diff: check.d,
-                                stored: check.stored,
-                                resolved: check.resolved,
-                            });
-                        }
-                    }
-                    progress(1);
-                    Ok((record.digest, slice_report))
-                })
-                .collect::<Result<Vec<_>, VerifyError>>()?;
-            for (digest, slice) in checked {
-                checksum.add(&digest);
-                layer.states_checked += slice.states;
-                layer.max_gap = layer.max_gap.max(slice.max_gap);
-                layer.mismatches += slice.mismatches.len() as u64;
-                let room = MAX_REPORTED.saturating_sub(report.mismatches.len());
-                report
-                    .mismatches
-                    .extend(slice.mismatches.into_iter().take(room));
+        let mut batch = Batch::new(options.cache_bytes as u64);
+        for rank in 0..layer.slices as u32 {
+            let dependencies: Vec<u32> = LayerEngine::dependency_ranks(rank, k).collect();
+            let mut loaded = Vec::new();
+            for d in batch.missing(&dependencies) {
+                let slice = load_below(store, &mut below_cache, k, d)?;
+                let weight = slice.weight() as u64;
+                loaded.push((d, slice, weight));
             }
+            if let Some(ready) = batch.add(rank, &dependencies, loaded) {
+                let checked = check_batch(store, &engine, options, k, &ready, progress)?;
+                tally(&mut layer, &mut checksum, &mut report.mismatches, checked);
+            }
+        }
+        if let Some(ready) = batch.finish() {
+            let checked = check_batch(store, &engine, options, k, &ready, progress)?;
+            tally(&mut layer, &mut checksum, &mut report.mismatches, checked);
         }
         layer.checksum_matches = checksum.finish() == record.checksum;
         report.states_checked += layer.states_checked;
@@ -188,6 +163,78 @@ pub fn verify(
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Slice `rank` of layer `k - 1` (below layer 1, the terminal slice), through `cache`.
+fn load_below(
+    store: &Store,
+    cache: &mut SliceCache,
+    k: u8,
+    rank: u32,
+) -> Result<Arc<Slice>, StoreError> {
+    cache.get_or_load(k - 1, rank, || {
+        if k == 1 {
+            Ok(terminal_slice())
+        } else {
+            store.require_slice(k - 1, rank).map(|r| r.slice)
+        }
+    })
+}
+
+/// Re-solves the sample of every prize set of a batch from the batch's slices below:
+/// each one's digest and findings, in rank order.
+fn check_batch(
+    store: &Store,
+    engine: &LayerEngine,
+    options: &VerifyOptions,
+    k: u8,
+    (ranks, below): &Ready<Arc<Slice>>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<(Digest, SliceVerified)>, VerifyError> {
+    let dependency = |prizes| &*below[&prize_rank(prizes)];
+    ranks
+        .par_iter()
+        .map_init(GameSolver::new, |solver, &rank| -> Result<_, VerifyError> {
+            let record = store.require_slice(k, rank)?;
+            let mut rng = StdRng::seed_from_u64(slice_seed(options.seed, k, rank));
+            let mut slice_report = SliceVerified::default();
+            for state in sample_states(&record.slice, options.fraction, &mut rng) {
+                let check = resolve_state(engine, solver, rank, &record.slice, state, &dependency)?;
+                slice_report.states += 1;
+                slice_report.max_gap = slice_report.max_gap.max(check.gap);
+                if !check.matches() {
+                    slice_report.mismatches.push(Mismatch {
+                        k,
+                        prizes: prize_unrank(rank, k).iter().collect(),
+                        pattern: engine.layout.canonical[check.pattern].letters(),
+                        diff: check.d,
+                        stored: check.stored,
+                        resolved: check.resolved,
+                    });
+                }
+            }
+            progress(1);
+            Ok((record.digest, slice_report))
+        })
+        .collect()
+}
+
+/// Adds a batch's findings, in rank order, to its layer's (the first mismatches to
+/// `mismatches`, up to [`MAX_REPORTED`]).
+fn tally(
+    layer: &mut LayerVerified,
+    checksum: &mut LayerChecksum,
+    mismatches: &mut Vec<Mismatch>,
+    checked: Vec<(Digest, SliceVerified)>,
+) {
+    for (digest, slice) in checked {
+        checksum.add(&digest);
+        layer.states_checked += slice.states;
+        layer.max_gap = layer.max_gap.max(slice.max_gap);
+        layer.mismatches += slice.mismatches.len() as u64;
+        let room = MAX_REPORTED.saturating_sub(mismatches.len());
+        mismatches.extend(slice.mismatches.into_iter().take(room));
+    }
 }
 
 #[derive(Default)]

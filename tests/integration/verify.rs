@@ -5,6 +5,7 @@ use gops_common::plan::LayerSize;
 use gops_common::slice::SliceBytes;
 use gops_db::progress::LayerProgress;
 use gops_db::store::Store;
+use gops_db::verify::{VerifyOptions, verify};
 use serde_json::Value;
 
 use crate::support::{gops, gops_ok, snapshot, solve, stderr, stdout, temp_db};
@@ -121,6 +122,9 @@ fn bad_verify_input_is_refused_and_changes_nothing() {
         vec!["--layers", "4"],
         vec!["--layers", "3..1"],
         vec!["--threads", "0"],
+        vec!["--memory-mb", "0"],
+        // below what the game needs: refused with the figures
+        vec!["--memory-mb", "1"],
     ] {
         let mut all = vec!["verify", "--db", path];
         all.extend_from_slice(&args);
@@ -133,10 +137,41 @@ fn bad_verify_input_is_refused_and_changes_nothing() {
             stderr(&out)
         );
     }
+    let small = gops(&["verify", "--db", path, "--memory-mb", "1"]);
+    assert!(
+        stderr(&small).contains("--memory-mb is 1 MiB"),
+        "{}",
+        stderr(&small)
+    );
     let missing = gops(&["verify", "--db", "/nonexistent/gops-db"]);
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(snapshot(&db), before, "verify wrote to the db");
     gops_ok(&["verify", "--db", path]);
+}
+
+/// Batches of one prize set (a cache that holds nothing) check the same states with the
+/// same outcome as batches of many: the memory budget changes how much is read at once,
+/// not what is checked.
+#[test]
+fn the_memory_budget_does_not_change_what_is_checked() {
+    for (n, objective) in [(6, "points"), (5, "win")] {
+        let (_dir, db) = temp_db();
+        solve(&db, n, &["--objective", objective]);
+        let store = Store::open_existing(&db).unwrap();
+        let report = |cache_bytes| {
+            let options = VerifyOptions {
+                fraction: 0.5,
+                layers: 1..=n,
+                seed: 5,
+                cache_bytes,
+            };
+            verify(&store, &options, &|_| {}).unwrap()
+        };
+        let (tight, roomy) = (report(0), report(usize::MAX));
+        assert!(tight.is_clean() && roomy.is_clean(), "{objective}");
+        assert_eq!(tight.layers, roomy.layers, "{objective}");
+        assert!(tight.states_checked > 0);
+    }
 }
 
 /// A db with no complete layer verifies nothing: a non-zero exit and a message saying so,
