@@ -208,7 +208,7 @@ mod tests {
             reversed.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3, 10);
         }
         assert_eq!(reversed.layer_record().unwrap().checksum, record.checksum);
-        // a replaced slice counts once, with its new digest, gap and values
+        // a replaced slice counts once, with its new digest, gap, values and games
         let mut fixed = progress.clone();
         fixed.replace(0, digest_bytes(b"fixed"), 1e-13, 2, 4);
         let after = fixed.layer_record().unwrap();

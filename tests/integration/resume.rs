@@ -51,10 +51,11 @@ fn interrupted_solve_resumes_to_the_same_checksums() {
     solve(&db, 10, &[]);
     assert_eq!(checksums(&db), checksums(&whole));
     // every layer counts its matrix games, whichever run solved its slices
-    let games = |db| -> Vec<u64> {
+    let games = |db: &std::path::Path| -> Vec<u64> {
         let status = status_json(db);
-        let layers = status["layers"].as_array().unwrap().clone();
-        layers
+        status["layers"]
+            .as_array()
+            .unwrap()
             .iter()
             .map(|l| l["matrix_games"].as_u64().expect("a complete layer counts its games"))
             .collect()
