@@ -57,12 +57,17 @@ fn interrupted_solve_resumes_to_the_same_checksums() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|l| l["matrix_games"].as_u64().expect("a complete layer counts its games"))
+            .map(|l| {
+                l["matrix_games"]
+                    .as_u64()
+                    .expect("a complete layer counts its games")
+            })
             .collect()
     };
     let (resumed, uninterrupted) = (games(&db), games(&whole));
     assert_eq!(resumed, uninterrupted);
-    assert!(resumed[9] > 0 && resumed.iter().sum::<u64>() > resumed[9]);
+    // layer 6 was solved in both runs; the top layer (one state, the first move) has none
+    assert!(resumed[5] > 0 && resumed.iter().sum::<u64>() > resumed[5]);
     let text = crate::support::gops_ok(&["status", "--db", path]);
     let total: u64 = resumed.iter().sum();
     assert!(
