@@ -104,6 +104,18 @@ fn print_status(status: &RunStatus) {
             l.checksum.as_deref().unwrap_or("-")
         );
     }
+    if let Some(games) = total_matrix_games(status) {
+        crate::out!("{games} matrix games solved in all (every run of the solve)");
+    }
+}
+
+/// The matrix games of a complete run, every run of it, where every layer's record
+/// counts them (layers completed by an older build do not).
+fn total_matrix_games(status: &RunStatus) -> Option<u64> {
+    if !status.complete {
+        return None;
+    }
+    status.layers.iter().map(|l| l.matrix_games).sum()
 }
 
 fn remote_status(args: &StatusArgs) -> Result<(), Failure> {

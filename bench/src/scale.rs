@@ -137,6 +137,7 @@ pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError>
             dense_values: size.dense_values,
             checksum: "simulated".into(),
             max_gap: 0.0,
+            matrix_games: None,
         })?;
     }
     Ok(Prepared {

@@ -96,6 +96,7 @@ impl ClusterStatus {
                         complete: l.complete,
                         stored_values: l.stored_values,
                         dense_values: l.dense_values,
+                        matrix_games: l.matrix_games,
                     })
                     .collect(),
                 db: run.db.clone(),
@@ -155,6 +156,7 @@ impl ClusterStatus {
                     complete: l.complete,
                     stored_values: l.stored_values,
                     dense_values: l.dense_values,
+                    matrix_games: l.matrix_games,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -280,6 +282,7 @@ mod tests {
                         complete: true,
                         stored_values: Some(9),
                         dense_values: 20,
+                        matrix_games: Some(27),
                     },
                     LayerStatus {
                         k: 2,
@@ -291,6 +294,7 @@ mod tests {
                         complete: false,
                         stored_values: None,
                         dense_values: 40,
+                        matrix_games: None,
                     },
                 ],
                 db: "/tmp/db".into(),

@@ -13,9 +13,11 @@ use crate::store::{LayerRecord, Store, StoreError};
 pub struct LayerProgress {
     size: LayerSize,
     digests: Vec<Option<Digest>>,
-    /// Per slice: its largest gap and its stored values (a replaced slice's are replaced).
+    /// Per slice: its largest gap, its stored values and its matrix games (a replaced
+    /// slice's are replaced).
     gaps: Vec<f64>,
     values: Vec<u64>,
+    games: Vec<u64>,
     stored: usize,
 }
 
@@ -26,6 +28,7 @@ impl LayerProgress {
             digests: vec![None; size.slices],
             gaps: vec![0.0; size.slices],
             values: vec![0; size.slices],
+            games: vec![0; size.slices],
             size,
             stored: 0,
         }
@@ -67,6 +70,7 @@ impl LayerProgress {
                 record.digest,
                 record.max_gap,
                 record.slice.stored_values().count() as u64,
+                record.games,
             );
         }
         Ok((progress, damaged))
@@ -114,9 +118,17 @@ impl LayerProgress {
             .collect()
     }
 
-    /// Records a stored slice; false (and nothing changes) if `rank` was recorded before.
-    /// Panics if `rank` is outside the layer: callers check ranks they were sent.
-    pub fn record(&mut self, rank: u32, digest: Digest, max_gap: f64, values: u64) -> bool {
+    /// Records a stored slice (its digest, largest gap, stored values and matrix games);
+    /// false (and nothing changes) if `rank` was recorded before. Panics if `rank` is
+    /// outside the layer: callers check ranks they were sent.
+    pub fn record(
+        &mut self,
+        rank: u32,
+        digest: Digest,
+        max_gap: f64,
+        values: u64,
+        games: u64,
+    ) -> bool {
         let slot = &mut self.digests[rank as usize];
         if slot.is_some() {
             return false;
@@ -125,16 +137,17 @@ impl LayerProgress {
         self.stored += 1;
         self.gaps[rank as usize] = max_gap;
         self.values[rank as usize] = values;
+        self.games[rank as usize] = games;
         true
     }
 
     /// Replaces the record of a stored slice (one found wrong and solved again); records
     /// it if it was not stored.
-    pub fn replace(&mut self, rank: u32, digest: Digest, max_gap: f64, values: u64) {
+    pub fn replace(&mut self, rank: u32, digest: Digest, max_gap: f64, values: u64, games: u64) {
         if self.digests[rank as usize].take().is_some() {
             self.stored -= 1;
         }
-        self.record(rank, digest, max_gap, values);
+        self.record(rank, digest, max_gap, values, games);
     }
 
     /// The layer's record, once every slice is stored.
@@ -149,6 +162,7 @@ impl LayerProgress {
             digests,
             max_gap,
             self.values.iter().sum(),
+            self.games.iter().sum(),
         ))
     }
 
@@ -177,31 +191,33 @@ mod tests {
         for rank in 0..size.slices as u32 {
             assert!(progress.layer_record().is_none());
             assert_eq!(progress.gap(rank), None);
-            assert!(progress.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3));
+            assert!(progress.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3, 10));
             assert_eq!(progress.gap(rank), Some(1e-12));
             assert!(progress.holds(rank, &digest_bytes(&[rank as u8]), 1e-12));
             assert!(!progress.holds(rank, &digest_bytes(&[rank as u8]), 2e-12));
-            assert!(!progress.record(rank, digest_bytes(b"other"), 1.0, 3));
+            assert!(!progress.record(rank, digest_bytes(b"other"), 1.0, 3, 99));
         }
         let record = progress.layer_record().expect("complete");
         assert_eq!(record.max_gap, 1e-12);
         assert_eq!(record.stored_values, 3 * size.slices as u64);
+        assert_eq!(record.matrix_games, Some(10 * size.slices as u64));
         assert!(progress.missing().is_empty());
         // the checksum folds the digests in rank order, not in arrival order
         let mut reversed = LayerProgress::empty(size);
         for rank in (0..size.slices as u32).rev() {
-            reversed.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3);
+            reversed.record(rank, digest_bytes(&[rank as u8]), 1e-12, 3, 10);
         }
         assert_eq!(reversed.layer_record().unwrap().checksum, record.checksum);
-        // a replaced slice counts once, with its new digest, gap and values
+        // a replaced slice counts once, with its new digest, gap, values and games
         let mut fixed = progress.clone();
-        fixed.replace(0, digest_bytes(b"fixed"), 1e-13, 2);
+        fixed.replace(0, digest_bytes(b"fixed"), 1e-13, 2, 4);
         let after = fixed.layer_record().unwrap();
         assert_eq!(fixed.stored(), size.slices);
         assert_eq!(fixed.digest(0), Some(&digest_bytes(b"fixed")));
         assert_eq!(fixed.gap(0), Some(1e-13));
         assert_ne!(after.checksum, record.checksum);
         assert_eq!(after.stored_values, record.stored_values - 1);
+        assert_eq!(after.matrix_games, Some(10 * size.slices as u64 - 6));
         assert_eq!(after.max_gap, 1e-12);
     }
 }

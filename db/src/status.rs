@@ -21,6 +21,10 @@ pub struct LayerStatus {
     pub stored_values: Option<u64>,
     /// Values a dense layout would store.
     pub dense_values: u64,
+    /// Set once the layer is complete, where its record counts them (a layer completed
+    /// by an older build has none): the matrix games solved for its slices, every run.
+    #[serde(default)]
+    pub matrix_games: Option<u64>,
 }
 
 /// The run's status (DESIGN §6 `status --json`).
@@ -57,6 +61,7 @@ pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
             max_gap: record.as_ref().map(|r| r.max_gap),
             stored_values: record.as_ref().map(|r| r.stored_values),
             dense_values: size.dense_values,
+            matrix_games: record.as_ref().and_then(|r| r.matrix_games),
         });
     }
     Ok(RunStatus {

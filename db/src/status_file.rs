@@ -79,6 +79,7 @@ mod tests {
                 complete: false,
                 stored_values: None,
                 dense_values: 4,
+                matrix_games: None,
             }],
             db: "db".into(),
             format_version: 6,

@@ -67,6 +67,9 @@ pub struct Layer {
     pub max_gap: f64,
     /// The layer's checksum (equal checksums: bit-identical values).
     pub checksum: String,
+    /// The matrix games solved for the layer, every run of the solve; `None` for a
+    /// layer an older build completed.
+    pub matrix_games: Option<u64>,
 }
 
 #[pymethods]
@@ -88,6 +91,7 @@ impl From<LayerRecord> for Layer {
             stored_values: r.stored_values,
             max_gap: r.max_gap,
             checksum: r.checksum,
+            matrix_games: r.matrix_games,
         }
     }
 }

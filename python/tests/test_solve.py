@@ -33,6 +33,11 @@ def test_solve_gives_the_command_lines_db_bit_for_bit(tmp_path, objective):
     assert checksums(one) == checksums(db)
     assert [l.max_gap for l in one.layers] == [l.max_gap for l in db.layers]
     assert [l.max_gap for l in db.layers] == [l["max_gap"] for l in status["layers"]]
+    # the matrix games of every layer: the same on any thread count, as `status` says
+    games = [l.matrix_games for l in db.layers]
+    assert games == [l.matrix_games for l in one.layers]
+    assert games == [l["matrix_games"] for l in status["layers"]]
+    assert all(g is not None for g in games) and sum(games) > 0
     # progress: (done, total, layer), done growing to total
     assert calls, "the progress callback was never called"
     done = [c[0] for c in calls]

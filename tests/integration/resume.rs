@@ -47,8 +47,33 @@ fn interrupted_solve_resumes_to_the_same_checksums() {
         "layer 6 must be part-done, has {done}"
     );
     assert_eq!(layers[5]["checksum"], serde_json::Value::Null);
+    assert_eq!(layers[5]["matrix_games"], serde_json::Value::Null);
     solve(&db, 10, &[]);
     assert_eq!(checksums(&db), checksums(&whole));
+    // every layer counts its matrix games, whichever run solved its slices
+    let games = |db: &std::path::Path| -> Vec<u64> {
+        let status = status_json(db);
+        status["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l["matrix_games"]
+                    .as_u64()
+                    .expect("a complete layer counts its games")
+            })
+            .collect()
+    };
+    let (resumed, uninterrupted) = (games(&db), games(&whole));
+    assert_eq!(resumed, uninterrupted);
+    // layer 6 was solved in both runs; the top layer (one state, the first move) has none
+    assert!(resumed[5] > 0 && resumed.iter().sum::<u64>() > resumed[5]);
+    let text = crate::support::gops_ok(&["status", "--db", path]);
+    let total: u64 = resumed.iter().sum();
+    assert!(
+        text.contains(&format!("{total} matrix games solved in all")),
+        "{text}"
+    );
 }
 
 #[test]

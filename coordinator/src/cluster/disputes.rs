@@ -222,7 +222,7 @@ impl Coordinator {
         for (s, values) in replacements {
             let rank = s.prize_rank;
             open.progress
-                .replace(rank, s.bytes.digest, s.bytes.max_gap, values);
+                .replace(rank, s.bytes.digest, s.bytes.max_gap, values, s.bytes.games);
             let first = open.unconfirmed.remove(&rank);
             if first.is_some() {
                 self.store.remove_unconfirmed(k, rank)?;
@@ -246,7 +246,7 @@ impl Coordinator {
             }
             open.ledger.slice_stored(rank, now);
             open.progress
-                .record(rank, s.bytes.digest, s.bytes.max_gap, values);
+                .record(rank, s.bytes.digest, s.bytes.max_gap, values, s.bytes.games);
             open.stored_by.insert(rank, worker);
             games = games.saturating_add(s.bytes.games);
             round.stored += 1;

@@ -73,6 +73,10 @@ pub struct LayerRecord {
     pub checksum: String,
     /// Largest certificate gap over the layer's matrix games.
     pub max_gap: f64,
+    /// Matrix games solved for the layer's slices (summed over their records, so every
+    /// run of a resumed solve counts); `None` in a record written before this field.
+    #[serde(default)]
+    pub matrix_games: Option<u64>,
 }
 
 impl LayerRecord {
@@ -83,6 +87,7 @@ impl LayerRecord {
         digests: impl IntoIterator<Item = &'a Digest>,
         max_gap: f64,
         stored_values: u64,
+        matrix_games: u64,
     ) -> LayerRecord {
         let mut checksum = gops_common::checksum::LayerChecksum::new();
         digests.into_iter().for_each(|d| checksum.add(d));
@@ -94,6 +99,7 @@ impl LayerRecord {
             dense_values: size.dense_values,
             checksum: checksum.finish(),
             max_gap,
+            matrix_games: Some(matrix_games),
         }
     }
 }

@@ -21,6 +21,7 @@ class Layer:
     stored_values: int
     max_gap: float
     checksum: str
+    matrix_games: int | None
 
 class Strategy:
     upcard: int
