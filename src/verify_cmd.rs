@@ -18,19 +18,20 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     // the budget is checked from the manifest alone, before the store is opened: a
     // refusal leaves the db's files as they were
     let threads = crate::args::threads_or_all_cores(args.threads);
+    let cache_for = |n, objective| {
+        verify_cache(
+            "--memory-mb",
+            args.memory_mb,
+            n,
+            objective,
+            threads,
+            available_memory(),
+        )
+        .map_err(Failure::Usage)
+    };
     let cache_bytes = match gops_db::store::Store::peek_manifest(&args.db) {
         Ok(Some(manifest)) => match manifest.objective.parse() {
-            Ok(objective) => Some(
-                verify_cache(
-                    "--memory-mb",
-                    args.memory_mb,
-                    manifest.n,
-                    objective,
-                    threads,
-                    available_memory(),
-                )
-                .map_err(Failure::Usage)?,
-            ),
+            Ok(objective) => Some(cache_for(manifest.n, objective)?),
             Err(_) => None,
         },
         _ => None,
@@ -41,15 +42,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     let n = store.n();
     let cache_bytes = match cache_bytes {
         Some(bytes) => bytes,
-        None => verify_cache(
-            "--memory-mb",
-            args.memory_mb,
-            n,
-            store.objective(),
-            threads,
-            available_memory(),
-        )
-        .map_err(Failure::Usage)?,
+        None => cache_for(n, store.objective())?,
     };
     let options = VerifyOptions {
         fraction: args.fraction,

@@ -13,7 +13,7 @@ use std::time::Instant;
 use gops_common::audit::{resolve_state, sample_states};
 use gops_common::cache::{SliceCache, Weigh};
 use gops_common::checksum::{Digest, LayerChecksum};
-use gops_common::engine::{EngineError, LayerEngine, terminal_slice};
+use gops_common::engine::{EngineError, LayerEngine};
 use gops_common::kernel::GameSolver;
 use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
 use gops_common::slice::Slice;
@@ -142,7 +142,7 @@ pub fn verify(
             let dependencies: Vec<u32> = LayerEngine::dependency_ranks(rank, k).collect();
             let mut loaded = Vec::new();
             for d in batch.missing(&dependencies) {
-                let slice = load_below(store, &mut below_cache, k, d)?;
+                let slice = store.slice_below(&mut below_cache, k, d)?;
                 let weight = slice.weight() as u64;
                 loaded.push((d, slice, weight));
             }
@@ -163,22 +163,6 @@ pub fn verify(
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// Slice `rank` of layer `k - 1` (below layer 1, the terminal slice), through `cache`.
-fn load_below(
-    store: &Store,
-    cache: &mut SliceCache,
-    k: u8,
-    rank: u32,
-) -> Result<Arc<Slice>, StoreError> {
-    cache.get_or_load(k - 1, rank, || {
-        if k == 1 {
-            Ok(terminal_slice())
-        } else {
-            store.require_slice(k - 1, rank).map(|r| r.slice)
-        }
-    })
 }
 
 /// Re-solves the sample of every prize set of a batch from the batch's slices below:

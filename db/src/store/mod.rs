@@ -445,17 +445,27 @@ impl Store {
                 if below.contains_key(&dependency) {
                     continue;
                 }
-                let slice = cache.get_or_load(k - 1, dependency, || {
-                    if k == 1 {
-                        Ok(terminal_slice())
-                    } else {
-                        self.require_slice(k - 1, dependency).map(|r| r.slice)
-                    }
-                })?;
-                below.insert(dependency, slice);
+                below.insert(dependency, self.slice_below(cache, k, dependency)?);
             }
         }
         Ok(below)
+    }
+
+    /// Slice `rank` of layer `k - 1` (below layer 1, the terminal slice), through
+    /// `cache`. It must be stored.
+    pub fn slice_below(
+        &self,
+        cache: &mut SliceCache,
+        k: u8,
+        rank: u32,
+    ) -> Result<Arc<Slice>, StoreError> {
+        cache.get_or_load(k - 1, rank, || {
+            if k == 1 {
+                Ok(terminal_slice())
+            } else {
+                self.require_slice(k - 1, rank).map(|r| r.slice)
+            }
+        })
     }
 
     /// Stores slices that arrive as bytes (from a worker), in one flushed batch: their
