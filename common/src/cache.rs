@@ -1,7 +1,8 @@
 //! A cache of slices, bounded in bytes, the least recently used going first: a worker's
-//! dependency slices, the coordinator's verification reads and the read side's lookups.
-//! Slices still in use stay alive through their `Arc`s even when evicted here. What a
-//! slice costs the bound is what it says it weighs ([`Weigh`]).
+//! dependency slices, the coordinator's verification reads and the read side's lookups
+//! (which also keep the tables of the slices they read in part, in a cache of the same
+//! kind). Entries still in use stay alive through their `Arc`s even when evicted here.
+//! What an entry costs the bound is what it says it weighs ([`Weigh`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -19,20 +20,24 @@ impl Weigh for Slice {
     }
 }
 
-pub struct SliceCache {
+/// The cache of whole slices.
+pub type SliceCache = LayerCache<Slice>;
+
+/// Entries of type `T` by (layer, prize rank), bounded by their weight.
+pub struct LayerCache<T> {
     limit_bytes: usize,
     bytes: usize,
     tick: u64,
-    /// Each slice by (layer, rank), with the tick of its last use.
-    entries: HashMap<(u8, u32), (Arc<Slice>, u64)>,
+    /// Each entry by (layer, rank), with the tick of its last use.
+    entries: HashMap<(u8, u32), (Arc<T>, u64)>,
     /// The same slices by the tick of their last use: the least recently used first, so an
     /// eviction takes O(log n), not a scan of every entry.
     by_use: BTreeMap<u64, (u8, u32)>,
 }
 
-impl SliceCache {
+impl<T: Weigh> LayerCache<T> {
     pub fn new(limit_bytes: usize) -> Self {
-        SliceCache {
+        LayerCache {
             limit_bytes,
             bytes: 0,
             tick: 0,
@@ -41,7 +46,7 @@ impl SliceCache {
         }
     }
 
-    pub fn get(&mut self, layer: u8, rank: u32) -> Option<Arc<Slice>> {
+    pub fn get(&mut self, layer: u8, rank: u32) -> Option<Arc<T>> {
         self.tick += 1;
         let tick = self.tick;
         let (slice, used) = self.entries.get_mut(&(layer, rank))?;
@@ -51,7 +56,7 @@ impl SliceCache {
         Some(Arc::clone(slice))
     }
 
-    pub fn insert(&mut self, layer: u8, rank: u32, slice: Arc<Slice>) {
+    pub fn insert(&mut self, layer: u8, rank: u32, slice: Arc<T>) {
         self.tick += 1;
         self.bytes += slice.weight();
         if let Some((old, used)) = self.entries.insert((layer, rank), (slice, self.tick)) {
@@ -66,14 +71,14 @@ impl SliceCache {
         }
     }
 
-    /// The slice of `layer` and `rank`, from the cache or, on a miss, from `load` (kept
+    /// The entry of `layer` and `rank`, from the cache or, on a miss, from `load` (kept
     /// for next time).
     pub fn get_or_load<E>(
         &mut self,
         layer: u8,
         rank: u32,
-        load: impl FnOnce() -> Result<Slice, E>,
-    ) -> Result<Arc<Slice>, E> {
+        load: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
         if let Some(slice) = self.get(layer, rank) {
             return Ok(slice);
         }
@@ -82,7 +87,7 @@ impl SliceCache {
         Ok(slice)
     }
 
-    /// Drops every slice not of `layer` (a new layer makes the old ones useless).
+    /// Drops every entry not of `layer` (a new layer makes the old ones useless).
     pub fn keep_layer(&mut self, layer: u8) {
         self.entries.retain(|(l, _), _| *l == layer);
         self.by_use.retain(|_, (l, _)| *l == layer);

@@ -11,6 +11,7 @@
 //! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
 //! - [`kernel`]: the certified matrix-game solver, the hot path.
 //! - [`slice`]: a prize set's values, dense or windowed over score differences.
+//! - [`slice_table`]: where a stored slice's patterns lie, to read a few of them.
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
 //! - [`matrix_fill`]: the engine's fast matrix fills (gathers where there is AVX2).
 //! - [`state`]: concrete states and where their values are stored.
@@ -41,6 +42,7 @@ pub mod reach;
 pub mod rules;
 pub mod shard;
 pub mod slice;
+pub mod slice_table;
 pub mod solution;
 pub mod state;
 

@@ -7,12 +7,9 @@
 //! stores values only for those, and holds [`UNREACHABLE`] (a NaN) in memory for the
 //! others inside a window, so that windows stay contiguous for the engine's fills.
 
-use crate::binomial::binomial;
 use crate::checksum::Digest;
 use crate::layout::Oriented;
 use crate::objective::Objective;
-use crate::pattern::PatternIndex;
-use crate::prizes::prize_unrank;
 use crate::reach::Reach;
 
 /// What a `win` slice holds in memory at a score difference that cannot occur: a NaN, so
@@ -390,19 +387,9 @@ impl Slice {
         rank: u32,
         body: &[u8],
     ) -> Result<Slice, String> {
-        if k == 0 || k > n || u64::from(rank) >= binomial(n.into(), k.into()) {
-            return Err(format!(
-                "layer {k} has no slice {rank} in the {n}-card game"
-            ));
-        }
-        let patterns = PatternIndex::new(n, k).count().div_ceil(2);
-        let prizes = prize_unrank(rank, k);
-        let diff_range = objective.diff_range(prizes);
-        let (windowed, reach) = match objective {
-            Objective::Points => (false, None),
-            Objective::Win => (true, Some(Reach::of(n, prizes))),
-        };
-        Slice::decode(body, diff_range, patterns, windowed, reach).map_err(|e| e.to_string())
+        let shape = crate::slice_table::SliceShape::of(n, objective, k, rank)?;
+        let (range, patterns) = (shape.diff_range, shape.patterns);
+        Slice::decode(body, range, patterns, shape.windowed, shape.reach).map_err(|e| e.to_string())
     }
 
     /// Whether the slice is in the one form [`Slice::windowed`] or [`Slice::dense`] gives

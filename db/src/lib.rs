@@ -10,6 +10,7 @@
 //! - [`status_file`]: that status in a file beside the db, for a reader while it is in use.
 //! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
 //! - [`query`]: a state's value and the strategies of a revealed game.
+//! - [`point_reads`]: the read side's slices, large ones read only where a lookup needs.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`shared`]: the same answers for many threads at once (the explorer's server).
 //! - [`export`]: the strategy database as rows for `gops export`.
@@ -22,6 +23,7 @@ pub mod disk;
 pub mod export;
 pub mod export_arrow;
 pub mod oracle;
+pub mod point_reads;
 pub mod policy;
 pub mod progress;
 pub mod query;

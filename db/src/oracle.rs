@@ -1,24 +1,25 @@
 //! A solved game as an oracle for `play`, `simulate` and `exploit`: the value of any
 //! concrete state and the optimal strategies once a prize is revealed, read from a
-//! complete db through a bounded cache of slices and one layout per layer.
+//! complete db through bounded caches ([`SliceReads`]: small slices whole, large ones
+//! only where a lookup needs) and one layout per layer.
 
 use std::sync::Arc;
 
-use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::kernel::GameSolver;
-use gops_common::layout::LayerLayout;
+use gops_common::layout::{LayerLayout, full_game};
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
 use gops_common::state::GameState;
 
-use crate::query::{QueryError, RevealedGame, check_upcard, complete_slice, solve_revealed};
+use crate::point_reads::SliceReads;
+use crate::query::{QueryError, RevealedGame, check_upcard, solve_revealed};
 use crate::store::Store;
 
 pub struct Oracle<'s> {
     store: &'s Store,
-    slices: SliceCache,
+    slices: SliceReads,
     layouts: Vec<Option<Arc<LayerLayout>>>,
     solver: GameSolver,
     /// The last revealed game asked for: both players of a simulated round ask for the
@@ -30,11 +31,16 @@ pub struct Oracle<'s> {
 type RevealedKey = (CardSet, CardSet, CardSet, i32, u8);
 
 impl<'s> Oracle<'s> {
-    /// An oracle over `store`, caching at most about `cache_bytes` of slices.
+    /// An oracle over `store`, caching at most about `cache_bytes` of slices and tables.
     pub fn new(store: &'s Store, cache_bytes: usize) -> Oracle<'s> {
+        Oracle::reading(store, SliceReads::new(cache_bytes))
+    }
+
+    /// An oracle over `store` reading slices through `slices`.
+    pub fn reading(store: &'s Store, slices: SliceReads) -> Oracle<'s> {
         Oracle {
             store,
-            slices: SliceCache::new(cache_bytes),
+            slices,
             layouts: vec![None; usize::from(store.n()) + 1],
             solver: GameSolver::with_start(store.pivot_start()),
             last: None,
@@ -49,10 +55,16 @@ impl<'s> Oracle<'s> {
         self.store.objective()
     }
 
-    fn slice(&mut self, k: u8, prizes: CardSet) -> Result<Arc<Slice>, QueryError> {
-        let (store, rank) = (self.store, prize_rank(prizes));
+    /// The slice of `prizes` in layer `k`, holding at least the patterns `patterns`
+    /// gives.
+    fn slice(
+        &mut self,
+        k: u8,
+        prizes: CardSet,
+        patterns: impl FnOnce() -> Vec<usize>,
+    ) -> Result<Arc<Slice>, QueryError> {
         self.slices
-            .get_or_load(k, rank, || complete_slice(store, k, rank))
+            .slice(self.store, k, prize_rank(prizes), patterns)
     }
 
     fn layout(&mut self, k: u8) -> Arc<LayerLayout> {
@@ -66,8 +78,8 @@ impl<'s> Oracle<'s> {
     pub fn value(&mut self, state: &GameState) -> Result<f64, QueryError> {
         state.check_reachable(self.objective())?;
         let k = state.k();
-        let slice = self.slice(k, state.prizes)?;
         let layout = self.layout(k);
+        let slice = self.slice(k, state.prizes, || vec![state.locate(&layout).canonical()])?;
         Ok(state.value_in(self.objective(), &layout, &slice))
     }
 
@@ -79,8 +91,8 @@ impl<'s> Oracle<'s> {
         }
         let below_prizes = check_upcard(state, upcard)?;
         let k = state.k();
-        let below = self.slice(k - 1, below_prizes)?;
         let layout = self.layout(k - 1);
+        let below = self.slice(k - 1, below_prizes, || children(state, &layout))?;
         let game = solve_revealed(
             self.objective(),
             state,
@@ -92,4 +104,11 @@ impl<'s> Oracle<'s> {
         self.last = Some((key, game.clone()));
         Ok(game)
     }
+}
+
+/// The canonical patterns of the layer below that `state`'s game after an upcard reads
+/// (the same whatever the upcard).
+pub(crate) fn children(state: &GameState, below: &LayerLayout) -> Vec<usize> {
+    let (children, _) = full_game(state.pattern(), below);
+    children.iter().map(|c| c.canonical()).collect()
 }

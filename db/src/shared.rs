@@ -1,12 +1,12 @@
 //! A solved game answering many threads at once (the explorer's HTTP server): the value
 //! of a concrete state and the game after an upcard, read from a complete db through
-//! one bounded slice cache and one layout per layer that all threads share. The answers
-//! are those of [`crate::query::state_value`] and [`crate::query::revealed_game`], bit
-//! for bit: the same slices, layouts and kernel, only kept between calls.
+//! one set of bounded caches ([`SliceReads`]) and one layout per layer that all threads
+//! share. The answers are those of [`crate::query::state_value`] and
+//! [`crate::query::revealed_game`], bit for bit: the same values, layouts and kernel,
+//! only kept between calls (large slices read only where a lookup needs).
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::kernel::GameSolver;
 use gops_common::layout::LayerLayout;
@@ -15,24 +15,31 @@ use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
 use gops_common::state::GameState;
 
-use crate::query::{QueryError, RevealedGame, check_upcard, complete_slice, solve_revealed};
+use crate::oracle::children;
+use crate::point_reads::{SliceReads, SliceSource};
+use crate::query::{QueryError, RevealedGame, check_upcard, solve_revealed};
 use crate::store::Store;
 
 pub struct SharedOracle {
     store: Store,
     /// Held only to look up or insert: a slice is read and decoded outside the lock (two
     /// threads missing the same slice both read it; the second insert replaces the first).
-    slices: Mutex<SliceCache>,
+    slices: Mutex<SliceReads>,
     layouts: Vec<OnceLock<Arc<LayerLayout>>>,
 }
 
 impl SharedOracle {
-    /// An oracle owning `store`, caching at most about `cache_bytes` of slices.
+    /// An oracle owning `store`, caching at most about `cache_bytes` of slices and tables.
     pub fn new(store: Store, cache_bytes: usize) -> SharedOracle {
+        SharedOracle::reading(store, SliceReads::new(cache_bytes))
+    }
+
+    /// An oracle owning `store`, reading slices through `slices`.
+    pub fn reading(store: Store, slices: SliceReads) -> SharedOracle {
         let layers = usize::from(store.n()) + 1;
         SharedOracle {
             store,
-            slices: Mutex::new(SliceCache::new(cache_bytes)),
+            slices: Mutex::new(slices),
             layouts: (0..layers).map(|_| OnceLock::new()).collect(),
         }
     }
@@ -49,24 +56,32 @@ impl SharedOracle {
         self.store.objective()
     }
 
-    fn slice(&self, k: u8, prizes: CardSet) -> Result<Arc<Slice>, QueryError> {
-        let rank = prize_rank(prizes);
+    fn reads(&self) -> std::sync::MutexGuard<'_, SliceReads> {
         // a poisoned lock only means another thread panicked between two cache calls:
-        // the cache is still whole
-        let cached = self
-            .slices
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(k, rank);
-        if let Some(slice) = cached {
-            return Ok(slice);
-        }
-        let slice = Arc::new(complete_slice(&self.store, k, rank)?);
-        self.slices
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(k, rank, Arc::clone(&slice));
-        Ok(slice)
+        // the caches are still whole
+        self.slices.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The slice of `prizes` in layer `k`, holding at least the patterns `patterns`
+    /// gives.
+    fn slice(
+        &self,
+        k: u8,
+        prizes: CardSet,
+        patterns: impl FnOnce() -> Vec<usize>,
+    ) -> Result<Arc<Slice>, QueryError> {
+        let rank = prize_rank(prizes);
+        let cached = self.reads().cached(k, rank);
+        let source = match cached {
+            Some(source) => source,
+            None => {
+                let min_bytes = self.reads().min_bytes();
+                let source = SliceSource::load(&self.store, k, rank, min_bytes)?;
+                self.reads().keep(k, rank, &source);
+                source
+            }
+        };
+        source.slice(&self.store, k, rank, patterns)
     }
 
     fn layout(&self, k: u8) -> Arc<LayerLayout> {
@@ -78,20 +93,22 @@ impl SharedOracle {
     pub fn value(&self, state: &GameState) -> Result<f64, QueryError> {
         state.check_reachable(self.objective())?;
         let k = state.k();
-        let slice = self.slice(k, state.prizes)?;
-        Ok(state.value_in(self.objective(), &self.layout(k), &slice))
+        let layout = self.layout(k);
+        let slice = self.slice(k, state.prizes, || vec![state.locate(&layout).canonical()])?;
+        Ok(state.value_in(self.objective(), &layout, &slice))
     }
 
     /// The game of `state` once `upcard` is turned up: value, both strategies, certificate.
     pub fn revealed(&self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
         let below_prizes = check_upcard(state, upcard)?;
         let k = state.k();
-        let below = self.slice(k - 1, below_prizes)?;
+        let layout = self.layout(k - 1);
+        let below = self.slice(k - 1, below_prizes, || children(state, &layout))?;
         solve_revealed(
             self.objective(),
             state,
             upcard,
-            &self.layout(k - 1),
+            &layout,
             &below,
             &mut GameSolver::with_start(self.store.pivot_start()),
         )

@@ -16,7 +16,7 @@
 //!
 //! Layout: this file holds the handle and its reads and writes; [`manifest`] the format
 //! history, the manifest and the records; [`error`] the errors; [`records`] reading a
-//! record from its place.
+//! record from its place; [`parts`] reading parts of one (the read side's point reads).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,7 @@ use crate::slice_files::{Place, SliceFiles};
 
 mod error;
 mod manifest;
+mod parts;
 mod records;
 
 pub use error::StoreError;
