@@ -44,7 +44,7 @@ pub use manifest::{
     REACHABLE_WIN_FORMAT,
 };
 use manifest::{MANIFEST_FILE, MANIFEST_KEY};
-use records::{indexed_place, ranks_in, read_indexed, read_place, write_synced};
+use records::{ranks_in, read_indexed, write_synced};
 
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
@@ -398,19 +398,14 @@ impl Store {
     /// `None` for a slice kept inside sled (a format-3 db). Missing or unreadable is
     /// damage, as for [`Store::slice`].
     pub fn locate(&self, k: u8, rank: u32) -> Result<Option<Located>, StoreError> {
-        let key = slice_key(k, rank);
-        let Some(entry) = self.index.get(key).map_err(io)? else {
+        let Some(place) = self.record_place(k, rank)? else {
             return match &self.legacy {
-                Some(legacy) if legacy.contains_key(key).map_err(io)? => Ok(None),
+                Some(legacy) if legacy.contains_key(slice_key(k, rank)).map_err(io)? => Ok(None),
                 _ => Err(missing_slice(k, rank)),
             };
         };
-        let place = indexed_place(k, rank, &entry)?;
-        let header = Place {
-            offset: place.offset,
-            len: place.len.min(SliceBytes::RECORD_HEADER as u32),
-        };
-        let header_bytes = read_place(&self.files, k, rank, header)?;
+        let header = u64::from(place.len).min(SliceBytes::RECORD_HEADER as u64);
+        let header_bytes = self.read_record_part(k, rank, place, 0..header)?;
         let digest = SliceBytes::record_digest(&header_bytes)
             .map_err(|why| StoreError::DamagedSlice { k, rank, why })?;
         Ok(Some(Located {
