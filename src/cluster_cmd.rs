@@ -8,6 +8,7 @@ use std::time::Duration;
 use gops_common::cards::validate_n;
 use gops_coordinator::admission::ConnLimits;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
+use gops_coordinator::exit_rule::ExitRule;
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
 use gops_coordinator::service::{AccessTokens, serve_with_tls};
@@ -221,25 +222,28 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         let done = {
             let core = Arc::clone(&core);
             let exit_when_done = args.exit_when_done;
-            let lease = core.config().lease;
             let dashboard = args.metrics.is_some();
+            // every live worker hears "finished" first: a worker still busy with a shard
+            // someone else finished heartbeats, so it stays live and is waited for (a
+            // silent one drops out after a lease); a resumed run also waits for the
+            // workers of the run before it
+            let mut rule = ExitRule::new(core.config().lease, core.resumed());
             async move {
-                let mut finished_at = None;
+                let mut announced = false;
                 loop {
-                    if exit_when_done && core.is_finished() {
-                        // every live worker hears "finished" first: a worker still busy
-                        // with a shard someone else finished heartbeats, so it stays live
-                        // and is waited for (a silent one drops out after a lease); at
-                        // most ten leases, so no client can hold the exit for ever
-                        let since = *finished_at.get_or_insert_with(std::time::Instant::now);
-                        if core.workers_released(std::time::Instant::now()) || since.elapsed() > lease * 10 {
-                            if dashboard {
-                                // whoever watches sees the final table before it goes
-                                info!(grace_secs = DASHBOARD_GRACE.as_secs(), "run complete; the dashboard stays up a little");
-                                tokio::time::sleep(DASHBOARD_GRACE).await;
-                            }
-                            return;
+                    let finished = exit_when_done && core.is_finished();
+                    let now = std::time::Instant::now();
+                    if rule.should_exit(finished, finished && core.workers_released(now), now) {
+                        if dashboard {
+                            // whoever watches sees the final table before it goes
+                            info!(grace_secs = DASHBOARD_GRACE.as_secs(), "run complete; the dashboard stays up a little");
+                            tokio::time::sleep(DASHBOARD_GRACE).await;
                         }
+                        return;
+                    }
+                    if finished && !announced && !rule.linger().is_zero() {
+                        announced = true;
+                        info!(linger_secs = rule.linger().as_secs(), "run complete; serving a little longer for the workers of the interrupted run before this one");
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
@@ -389,4 +393,18 @@ fn connection_limits(args: &CoordinatorArgs) -> ConnLimits {
         "connection limits"
     );
     limits
+}
+
+#[cfg(test)]
+mod tests {
+    use gops_coordinator::exit_rule::RESUMED_LINGER;
+
+    use super::*;
+
+    #[test]
+    fn a_resumed_coordinator_outwaits_a_worker_pausing_between_retries() {
+        // a worker pausing its longest between retries when the run ends comes back
+        // within the linger, with as long again to spare
+        assert!(RESUMED_LINGER >= Backoff::default().max * 2);
+    }
 }

@@ -25,6 +25,7 @@
 //! - [`in_process`]: a solve without the network: the coordinator leasing its shards to
 //!   a solver loop in the same process (`gops solve --no-grpc`, Python's `gops.solve`).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
+//! - [`exit_rule`]: when a coordinator started with `--exit-when-done` stops serving.
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
@@ -38,6 +39,7 @@ pub mod config;
 pub mod dashboard;
 pub mod error;
 pub mod events;
+pub mod exit_rule;
 pub mod fetch_slots;
 pub mod in_process;
 pub mod ledger;

@@ -230,11 +230,14 @@ fn a_restarted_coordinator_resumes_and_redoes_nothing() {
     let (coord, url) = coordinator(&db, 9, "127.0.0.1:0", &small);
     let address = url.trim_start_matches("http://").to_string();
     let mut w1 = worker(&url, &["--name", "w1"]);
-    let w2 = worker(&url, &["--name", "w2"]);
+    let mut w2 = worker(&url, &["--name", "w2"]);
+    w2.wait_for("w2 joined", |l| l.contains("joined the coordinator"));
     w1.wait_for("a shard of layer 6", |l| {
         l.contains("shard done") && l.contains("layer=6")
     });
     coord.kill(); // kill -9, mid-layer
+    // w2 is away (as if pausing between retries) until the rest of the run is solved
+    w2.signal("STOP");
     // what was stored before the kill
     let status = status_json(&db);
     assert_eq!(status["complete"], false);
@@ -251,10 +254,22 @@ fn a_restarted_coordinator_resumes_and_redoes_nothing() {
         .map(|l| l["slices"].as_u64().unwrap())
         .sum();
     assert!(stored_before > 0 && stored_before < total);
-    // the same address again: the workers find it and carry on
-    let (coord, _) = coordinator(&db, 9, &address, &small);
-    assert!(w1.finish().0);
-    assert!(w2.finish().0);
+    // the same address again: w1 finds it and finishes the run
+    let (mut coord, _) = coordinator(&db, 9, &address, &small);
+    let (ok, lines) = w1.finish();
+    assert!(ok, "w1 failed:\n{}", lines.join("\n"));
+    // the restarted coordinator does not know w2: it serves on for the workers of the
+    // run before it, and w2, back, hears that the run is finished
+    coord.wait_for("the linger", |l| l.contains("serving a little longer"));
+    assert!(!coord.has_exited());
+    w2.signal("CONT");
+    let (ok, lines) = w2.finish();
+    assert!(ok, "w2 failed:\n{}", lines.join("\n"));
+    assert!(
+        lines.iter().any(|l| l.contains("run finished")),
+        "{}",
+        lines.join("\n")
+    );
     let (ok, lines) = coord.finish();
     assert!(ok, "{}", lines.join("\n"));
     let stopped = lines

@@ -107,6 +107,9 @@ pub struct Coordinator {
     /// Dependency slices handed to workers since the coordinator started: counted
     /// outside the lock, read by the metrics.
     traffic: SliceTraffic,
+    /// It went on from slices an earlier run stored, and that run was not complete: the
+    /// earlier run's workers may come back.
+    resumed: bool,
 }
 
 /// How the workers got their dependency slices from this coordinator.
@@ -132,6 +135,7 @@ impl Coordinator {
             plan.push((LayerSize::of(n, k, objective), store.stored_count(k)?));
         }
         observer.plan(&plan);
+        let stored_before = plan.iter().any(|&(_, stored)| stored > 0);
         // ids carry the run number in their high bits: a worker or lease from before a
         // restart is never mistaken for a new one
         let first_id = (store.next_run()? << 32) | 1;
@@ -139,7 +143,7 @@ impl Coordinator {
         store.clear_unconfirmed()?;
         let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
         let layer_games = plan.iter().map(|(size, _)| size.games).collect();
-        let coordinator = Coordinator {
+        let mut coordinator = Coordinator {
             store,
             config,
             layer_games,
@@ -168,11 +172,13 @@ impl Coordinator {
                 }
             }),
             observer,
+            resumed: false,
         };
         {
             let mut inner = coordinator.lock();
             coordinator.open_next_layer(&mut inner, 1)?;
         }
+        coordinator.resumed = stored_before && !coordinator.is_finished();
         Ok(coordinator)
     }
 
@@ -206,6 +212,11 @@ impl Coordinator {
     /// Stops leasing once this run has stored `slices` slices.
     pub fn set_slice_budget(&self, slices: Option<u64>) {
         self.lock().slice_budget = slices;
+    }
+
+    /// Whether it went on from an earlier run that was not complete.
+    pub fn resumed(&self) -> bool {
+        self.resumed
     }
 
     /// Distinct slices leased to workers this run.
