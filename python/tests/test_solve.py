@@ -68,7 +68,11 @@ def test_ctrl_c_stores_the_shard_in_hand_and_raises_keyboard_interrupt(tmp_path)
     path = tmp_path / "db"
     script = textwrap.dedent(
         f"""
-        import sys, gops
+        import signal, sys, gops
+        # Ctrl-C as in a terminal, even where this test runs in the background (a shell
+        # without job control starts background commands with SIGINT ignored, and Python
+        # keeps it ignored)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         def tell(done, total, layer):
             if done:
                 print("solving", flush=True)
