@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use gops_bench::args::number;
 use gops_common::cards::CardSet;
 use gops_common::engine::LayerEngine;
 use gops_common::prizes::{prize_rank, prize_set_count};
@@ -56,13 +57,6 @@ fn parse_args() -> Result<Option<Args>, String> {
         slices: slices.max(1),
         threads: threads.max(1),
     }))
-}
-
-/// The number that follows option `name`.
-fn number(args: &mut impl Iterator<Item = String>, name: &str) -> Result<usize, String> {
-    let text = args.next().ok_or(format!("{name} needs a value"))?;
-    text.parse()
-        .map_err(|_| format!("{name} {text}: not a number"))
 }
 
 /// The layers of `--layer K,K2,...`.
@@ -106,12 +100,15 @@ fn measure(
         let record = store
             .require_slice(k - 1, below)
             .map_err(|e| e.to_string())?;
-        if let Ok(Some(place)) = store.record_place(k - 1, below) {
-            load_bytes += u64::from(place.len);
-        }
         deps.insert(below, Arc::new(record.slice));
     }
     let load_s = started.elapsed().as_secs_f64();
+    // the bytes read, looked up outside the time taken
+    for &below in deps.keys() {
+        if let Ok(Some(place)) = store.record_place(k - 1, below) {
+            load_bytes += u64::from(place.len);
+        }
+    }
     let dependency = |prizes: CardSet| &*deps[&prize_rank(prizes)];
     let started = Instant::now();
     let solved = solver

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+use gops_bench::args::number;
 use gops_db::oracle::Oracle;
 use gops_db::point_reads::{POINT_READ_MIN_BYTES, SliceReads};
 use gops_db::policy::{Policy, simulate};
@@ -53,13 +54,6 @@ fn parse_args() -> Result<Option<Args>, String> {
         seed,
         cold,
     }))
-}
-
-/// The number that follows option `name`.
-fn number(args: &mut impl Iterator<Item = String>, name: &str) -> Result<u64, String> {
-    let text = args.next().ok_or(format!("{name} needs a value"))?;
-    text.parse()
-        .map_err(|_| format!("{name} {text}: not a number"))
 }
 
 /// (`rchar`, `read_bytes`) of this process so far.
