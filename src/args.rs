@@ -198,6 +198,10 @@ pub struct CoordinatorArgs {
     /// Stop serving once the run is complete.
     #[arg(long)]
     pub exit_when_done: bool,
+    /// Lease nothing more once this run has stored this many slices, and say so in the
+    /// log: the run holds mid-way (for testing a restart).
+    #[arg(long, hide = true)]
+    pub stop_after_slices: Option<u64>,
 }
 
 #[derive(Args)]

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -223,7 +223,15 @@ impl Proc {
                         return line;
                     }
                 }
-                Err(_) => break,
+                Err(RecvTimeoutError::Timeout) => break,
+                // stderr closed: the process is gone, there is nothing to wait for
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().unwrap();
+                    panic!(
+                        "no '{what}' line: the process exited ({status}) without one; it said:\n{}",
+                        self.seen.join("\n")
+                    );
+                }
             }
         }
         panic!(

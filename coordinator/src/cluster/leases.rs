@@ -9,10 +9,7 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, now)?;
         Self::check_standing(&inner, worker)?;
-        if inner
-            .slice_budget
-            .is_some_and(|b| inner.slices_this_run >= b)
-        {
+        if Self::slice_budget_spent(&mut inner) {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
         let party = Self::party(&inner, worker);
@@ -47,6 +44,26 @@ impl Coordinator {
             }
             Assignment::Wait | Assignment::LayerDone => LeaseOutcome::Wait(self.config.retry_after),
         })
+    }
+
+    /// Whether this run has stored its slice budget; logs the hold the first time.
+    fn slice_budget_spent(inner: &mut Inner) -> bool {
+        let stored = inner.slices_this_run;
+        let Some(budget) = inner.slice_budget.as_mut() else {
+            return false;
+        };
+        if stored < budget.slices {
+            return false;
+        }
+        if !budget.announced {
+            budget.announced = true;
+            info!(
+                slices_stored = stored,
+                budget = budget.slices,
+                "slice budget reached: leasing nothing more (--stop-after-slices)"
+            );
+        }
+        true
     }
 
     pub fn heartbeat(

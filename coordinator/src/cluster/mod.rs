@@ -53,6 +53,13 @@ pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
 use crate::config::{MAX_LISTED_WORKERS, RACE_PAUSE};
 pub use crate::error::{CoreError, LeaseOutcome, SubmitOutcome};
 
+/// A test's interruption: no more leases once this run has stored `slices` slices.
+struct SliceBudget {
+    slices: u64,
+    /// The hold was logged (once).
+    announced: bool,
+}
+
 /// What one round of storing did: stored, duplicates, and copies that lost a race to
 /// another copy with a different digest (disputes for the next round).
 #[derive(Default)]
@@ -85,7 +92,7 @@ struct Inner {
     /// Damaged slices solved again this run.
     repaired: u64,
     /// Stop leasing after this many slices this run (tests of interruption).
-    slice_budget: Option<u64>,
+    slice_budget: Option<SliceBudget>,
     /// Distinct (layer, prize rank) leased this run.
     leased: HashSet<(u8, u32)>,
     /// The last events, for the dashboard.
@@ -211,7 +218,10 @@ impl Coordinator {
 
     /// Stops leasing once this run has stored `slices` slices.
     pub fn set_slice_budget(&self, slices: Option<u64>) {
-        self.lock().slice_budget = slices;
+        self.lock().slice_budget = slices.map(|slices| SliceBudget {
+            slices,
+            announced: false,
+        });
     }
 
     /// Whether it went on from an earlier run that was not complete.
