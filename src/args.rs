@@ -48,6 +48,16 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Serve the strategy explorer (a page for the browser) and the query API over HTTP.
     Serve(ServeArgs),
+    /// Seal a db's complete layers (a db of an earlier build), so that any number of
+    /// readers can read it at once, without its lock, on read-only media too.
+    Seal(SealArgs),
+}
+
+#[derive(Args)]
+pub struct SealArgs {
+    /// Database directory.
+    #[arg(long)]
+    pub db: PathBuf,
 }
 
 /// `--threads`, or every core the machine offers.

@@ -360,6 +360,7 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
             rejected = summary.rejected,
             slices_cached = summary.dependencies.cached,
             slices_read_from_dir = summary.dependencies.read_from_dir,
+            slices_placed_by_sealed_index = summary.dependencies.placed_by_sealed_index,
             slices_fetched = summary.dependencies.fetched,
             "worker done"
         );

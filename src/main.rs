@@ -4,6 +4,7 @@
 
 mod args;
 mod cluster_cmd;
+mod db_open;
 mod disk_check;
 mod export_cmd;
 mod failure;
@@ -15,6 +16,7 @@ mod play_cmd;
 mod policy_cmd;
 mod progress;
 mod query_cmd;
+mod seal_cmd;
 mod serve_cmd;
 mod signals;
 mod solve_cmd;
@@ -69,6 +71,7 @@ fn main() {
         Command::Exploit(args) => policy_cmd::exploit(args),
         Command::Verify(args) => verify_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Seal(args) => seal_cmd::run(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

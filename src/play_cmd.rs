@@ -10,7 +10,6 @@ use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
 use gops_db::oracle::Oracle;
 use gops_db::policy::{Policy, Side, bid_distribution};
-use gops_db::store::Store;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -22,7 +21,7 @@ use crate::output::strategy_line;
 const CACHE_BYTES: usize = 256 << 20;
 
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
-    let store = Store::open_existing(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);

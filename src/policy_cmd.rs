@@ -6,7 +6,6 @@ use gops_db::policy::{
     EXPLOIT_STATE_LIMIT, Policy, Rate, concrete_state_count, exploit as exploit_policy,
     simulate as simulate_policies,
 };
-use gops_db::store::Store;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -29,7 +28,7 @@ fn policy(arg: PolicyArg) -> Policy {
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
-    let store = Store::open_existing(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
@@ -73,7 +72,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 }
 
 pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
-    let store = Store::open_existing(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db)?;
     let states = concrete_state_count(store.n(), store.objective());
     if states > EXPLOIT_STATE_LIMIT {
         return Err(Failure::Usage(format!(

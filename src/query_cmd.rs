@@ -36,10 +36,10 @@ pub fn open_checked<T>(
     match Store::peek_manifest(db)? {
         Some(manifest) => {
             let checked = check(manifest.n)?;
-            Ok((Store::open_existing(db)?, checked))
+            Ok((crate::db_open::open_reader(db)?, checked))
         }
         None => {
-            let store = Store::open_existing(db)?;
+            let store = crate::db_open::open_reader(db)?;
             let checked = check(store.n())?;
             Ok((store, checked))
         }

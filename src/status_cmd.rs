@@ -5,7 +5,7 @@
 use gops_coordinator::status::ClusterStatus;
 use gops_db::disk::human_bytes;
 use gops_db::status::{RunStatus, run_status};
-use gops_db::status_file::{self, StatusSnapshot};
+use gops_db::status_file;
 use gops_db::store::{Store, StoreError};
 use gops_proto::v1::StatusRequest;
 use gops_worker::backoff::tls_refusal;
@@ -20,40 +20,80 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let Some(db) = &args.db else {
         return remote_status(&args);
     };
-    let store = match Store::open_existing(db) {
-        Ok(store) => store,
-        // held by a running solve or coordinator: the status it writes beside the db
-        Err(StoreError::Locked(path)) => match status_file::read(db) {
-            Some(snapshot) => return print_in_use(&args, &snapshot),
-            None => return Err(StoreError::Locked(path).into()),
-        },
-        Err(e) => return Err(e.into()),
-    };
+    // the complete layers from the db (sealed, read without a lock), whoever holds it
+    let store = crate::db_open::open_reader(db)?;
     let status = run_status(&store)?;
-    if args.json {
-        crate::out!("{}", to_json(&status));
-    } else {
-        print_status(&status);
+    if status.complete || !store.is_sealed_reader() {
+        print(&args, &status, None);
+        return Ok(());
     }
+    drop(store);
+    if !Store::writer_running(db) {
+        // a stopped run: its open layer's slices counted in sled
+        match Store::open_live(db) {
+            Ok(live) => {
+                print(&args, &run_status(&live)?, None);
+                return Ok(());
+            }
+            Err(StoreError::Locked(_)) => {} // a writer started meanwhile
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // a running writer: the live progress of its open layers as it last wrote it
+    let snapshot = status_file::read(db);
+    let live = match &snapshot {
+        Some(snapshot) => with_live_progress(status, &snapshot.status),
+        None => status,
+    };
+    print(
+        &args,
+        &live,
+        Some(
+            snapshot
+                .as_ref()
+                .map(|s| (s.written_unix_ms, s.age_seconds())),
+        ),
+    );
     Ok(())
 }
 
-/// The status of a db another process holds, as that process last wrote it: the same
-/// table (or JSON, with `"in_use": true` and `"as_of_unix_ms"`), and when it was written.
-fn print_in_use(args: &StatusArgs, snapshot: &StatusSnapshot) -> Result<(), Failure> {
-    if args.json {
-        let mut object = serde_json::to_value(&snapshot.status).expect("a status serialises");
-        object["in_use"] = serde_json::json!(true);
-        object["as_of_unix_ms"] = serde_json::json!(snapshot.written_unix_ms);
-        crate::out!("{object}");
-        return Ok(());
+/// `status` (complete layers from the db) with the layers it lacks taken from what the
+/// running writer wrote.
+fn with_live_progress(mut status: RunStatus, written: &RunStatus) -> RunStatus {
+    for layer in status.layers.iter_mut().filter(|l| !l.complete) {
+        if let Some(live) = written.layers.iter().find(|w| w.k == layer.k) {
+            *layer = live.clone();
+        }
     }
-    crate::out!(
-        "(in use by a running solve or coordinator: its status as it wrote it {} s ago)",
-        snapshot.age_seconds()
-    );
-    print_status(&snapshot.status);
-    Ok(())
+    status.complete = status.layers.iter().all(|l| l.complete);
+    status
+}
+
+/// Prints a db's status; `in_use`: a writer holds the db, with when its live progress
+/// was written (milliseconds since the epoch) and how old it is, if it wrote any. JSON
+/// then carries `"in_use": true` and `"as_of_unix_ms"`.
+fn print(args: &StatusArgs, status: &RunStatus, in_use: Option<Option<(u64, u64)>>) {
+    if args.json {
+        let mut object = serde_json::to_value(status).expect("a status serialises");
+        if let Some(written) = in_use {
+            object["in_use"] = serde_json::json!(true);
+            if let Some((unix_ms, _)) = written {
+                object["as_of_unix_ms"] = serde_json::json!(unix_ms);
+            }
+        }
+        crate::out!("{object}");
+        return;
+    }
+    match in_use {
+        Some(Some((_, age))) => crate::out!(
+            "(in use by a running solve or coordinator: complete layers from the db, the others as it wrote them {age} s ago)"
+        ),
+        Some(None) => crate::out!(
+            "(in use by a running solve or coordinator, which has not written its progress yet: complete layers from the db)"
+        ),
+        None => {}
+    }
+    print_status(status);
 }
 
 /// The status as JSON, its keys in alphabetical order as they always were.

@@ -129,6 +129,13 @@ fn print_report(report: &VerifyReport, threads: usize) {
             report.incomplete_layers
         );
     }
+    if report.sealed {
+        crate::out!(
+            "read through the sealed files: each layer's index, record and data file agree"
+        );
+    } else {
+        crate::out!("read through sled (no sealed layers: an unsealed db of an earlier build)");
+    }
     for m in &report.mismatches {
         crate::out!(
             "mismatch: layer {} prizes {:?} pattern {} d {}: stored {:e}, re-solved {:e}",

@@ -129,7 +129,7 @@ pub fn prepare(path: &Path, scenario: &Scenario) -> Result<Prepared, StoreError>
     }
     for layer in 1..k {
         let size = LayerSize::of(n, layer, Objective::Points);
-        store.complete_layer(&LayerRecord {
+        store.complete_layer_unsealed(&LayerRecord {
             k: layer,
             slices: size.slices,
             states: size.states,
@@ -565,7 +565,7 @@ pub async fn host(
     path: &Path,
     scenario: &Scenario,
 ) -> Result<(String, Arc<gops_coordinator::cluster::Coordinator>), String> {
-    let store = Store::open_existing(path).map_err(|e| e.to_string())?;
+    let store = Store::open_live(path).map_err(|e| e.to_string())?;
     let core = gops_coordinator::cluster::Coordinator::new(
         store,
         scenario.config(),

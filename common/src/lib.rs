@@ -22,6 +22,7 @@
 //! - [`cache`]: a bounded LRU cache of slices.
 //! - [`budget`]: the least memory a solve needs, and a budget split among caches.
 //! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
+//! - [`sealed_index`]: the bytes of a sealed layer's index of its slices' records.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
 
 pub mod audit;
@@ -40,6 +41,7 @@ pub mod plan;
 pub mod prizes;
 pub mod reach;
 pub mod rules;
+pub mod sealed_index;
 pub mod shard;
 pub mod slice;
 pub mod slice_table;

@@ -1,10 +1,11 @@
-//! The strategy database of a GOPS game: the one sled store of a run, and everything
-//! that reads a solved game. The coordinator writes through [`store`] and keeps a layer's
+//! The strategy database of a GOPS game: the one sled store of a run, the sealed files
+//! of its complete layers, and everything that reads a solved game. The coordinator writes through [`store`] and keeps a layer's
 //! bookkeeping in [`progress`]; the command line's read-only commands use the rest.
 //!
 //! Layout:
 //! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
 //! - [`slice_files`]: the append-only data files that hold the slices' bytes.
+//! - [`sealed`]: a complete layer's immutable index and record files, read without sled.
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
 //! - [`status_file`]: that status in a file beside the db, for a reader while it is in use.
@@ -27,6 +28,7 @@ pub mod point_reads;
 pub mod policy;
 pub mod progress;
 pub mod query;
+pub mod sealed;
 pub mod shared;
 pub mod slice_files;
 pub mod status;

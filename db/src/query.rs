@@ -23,7 +23,7 @@ pub enum QueryError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(
-        "layer {k} ({k} {} left) is not solved yet in this database: run `gops solve` to finish it",
+        "layer {k} ({k} {} left) is not solved yet in this database: run `gops solve` to finish it, or wait for the run solving it (a layer can be read once it is complete)",
         cards(.k)
     )]
     NotSolved { k: u8 },

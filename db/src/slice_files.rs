@@ -53,15 +53,28 @@ struct DataFile {
 pub struct SliceFiles {
     dir: PathBuf,
     prefix: &'static str,
+    /// Opened for appending too (the writer's), or for reading only (works on a
+    /// read-only file system; appends fail).
+    writable: bool,
     open: Mutex<HashMap<u8, Arc<DataFile>>>,
 }
 
 impl SliceFiles {
+    /// The writer's files: read and appended to.
     pub fn new(dir: &Path, prefix: &'static str) -> SliceFiles {
         SliceFiles {
             dir: dir.to_path_buf(),
             prefix,
+            writable: true,
             open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A reader's files: opened for reading only, never created.
+    pub fn reading(dir: &Path, prefix: &'static str) -> SliceFiles {
+        SliceFiles {
+            writable: false,
+            ..SliceFiles::new(dir, prefix)
         }
     }
 
@@ -80,9 +93,15 @@ impl SliceFiles {
         if let Some(file) = open.get(&k) {
             return Ok(Arc::clone(file));
         }
+        if create && !self.writable {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "data files opened for reading only",
+            ));
+        }
         let file = OpenOptions::new()
             .read(true)
-            .write(true)
+            .write(self.writable)
             .create(create)
             .truncate(false)
             .open(self.path(k))?;

@@ -79,6 +79,10 @@ pub struct VerifyReport {
     pub mismatch_count: u64,
     pub max_gap: f64,
     pub seconds: f64,
+    /// Whether the layers were read through their sealed files: each layer's index and
+    /// record checked against each other and the data file when the db was opened, and
+    /// each slice's record against the digest its index names.
+    pub sealed: bool,
 }
 
 impl VerifyReport {
@@ -119,6 +123,7 @@ pub fn verify(
         mismatch_count: 0,
         max_gap: 0.0,
         seconds: 0.0,
+        sealed: store.is_sealed_reader(),
     };
     let mut below_cache = SliceCache::new(options.cache_bytes);
     for k in options.layers.clone() {

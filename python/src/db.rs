@@ -22,8 +22,9 @@ const CACHE_BYTES: usize = 256 << 20;
 
 /// A solved (or partly solved) game, opened for reading with `gops.open(path)`.
 ///
-/// Holds the db's lock until `close()` (or the end of a `with` block, or garbage
-/// collection): a solve or a server cannot use the db meanwhile.
+/// Reads a db's sealed layers with no lock, beside any other reader or a running solve;
+/// a db of an earlier build (not sealed) is read through its lock, held until `close()`
+/// (or the end of a `with` block, or garbage collection).
 #[pyclass(module = "gops", frozen)]
 pub struct Db {
     path: PathBuf,
@@ -263,7 +264,8 @@ impl Db {
             .into_pyarrow(py)
     }
 
-    /// Releases the db (and its lock); any later call raises `gops.DbError`.
+    /// Releases the db (and its lock, if it holds one); any later call raises
+    /// `gops.DbError`.
     fn close(&self) {
         self.oracle.lock().unwrap_or_else(|e| e.into_inner()).take();
     }

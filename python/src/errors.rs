@@ -33,6 +33,8 @@ pub fn store_error(e: StoreError) -> PyErr {
         | StoreError::Locked(_)
         | StoreError::Corrupt(_)
         | StoreError::DamagedSlice { .. }
+        | StoreError::DamagedLayer { .. }
+        | StoreError::ReadOnly(_)
         | StoreError::Version { .. }
         | StoreError::WinFormat { .. } => DbError::new_err(message),
     }

@@ -2,13 +2,15 @@
 layers as Arrow tables against the Parquet export, and errors as Python exceptions."""
 
 import json
+import os
+import subprocess
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 import gops
-from conftest import FIXTURES, fixture_rows, gops_cli
+from conftest import FIXTURES, cli_json, fixture_rows, gops_cli
 
 
 @pytest.mark.parametrize(
@@ -125,8 +127,30 @@ def test_a_missing_or_foreign_db_and_a_closed_one(tmp_path):
     assert gops.open(tmp_path / "p3").complete
 
 
-def test_a_db_in_use_is_refused(solved):
-    with gops.open(solved(4, "points")) as db:
-        with pytest.raises(gops.DbError, match="in use"):
-            gops.open(db.path)
-        assert db.value([1, 2], [1, 2], [1, 2]) == 0.0
+def test_many_readers_read_one_db_at_once_beside_a_server(solved):
+    """A finished db holds sealed layers: notebooks, the command line and `gops serve`
+    read it at the same time, each answering as a lone reader does, and none changes a
+    file of it."""
+    path = solved(5, "win")
+    files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in path.iterdir()}
+    state = ([1, 3, 4], [2, 3, 5], [1, 4, 5], 1)
+    alone = cli_json("value", "--db", str(path), "--a", "1,3,4", "--b", "2,3,5",
+                     "--prizes", "1,4,5", "--diff", "1")["value"]
+    binary = os.environ.get("GOPS_BIN")
+    server = None
+    if binary:
+        server = subprocess.Popen(
+            [binary, "serve", "--db", str(path), "--listen", "127.0.0.1:0"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert "explorer" in server.stdout.readline()
+    try:
+        with gops.open(path) as one, gops.open(path) as two:
+            assert one.value(*state) == two.value(*state) == alone
+            again = cli_json("value", "--db", str(path), "--a", "1,3,4", "--b", "2,3,5",
+                             "--prizes", "1,4,5", "--diff", "1")["value"]
+            assert again == alone
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in path.iterdir()} == files

@@ -124,6 +124,12 @@ fn a_worker_reads_slices_from_the_coordinators_directory_and_falls_back_to_fetch
     assert_eq!(checksums(&db), reference(8, "points"));
     assert!(worker_count(&lines, "slices_read_from_dir") > 100);
     assert_eq!(worker_count(&lines, "slices_fetched"), 0);
+    // the layer below is always sealed when it is read: placed by its index, the
+    // coordinator not asked
+    assert_eq!(
+        worker_count(&lines, "slices_placed_by_sealed_index"),
+        worker_count(&lines, "slices_read_from_dir")
+    );
     // a directory that is not the run's (another game's db): nothing read from it, one
     // warning, every slice fetched, the same values
     let (_other_dir, other) = temp_db();

@@ -31,7 +31,8 @@ fn damaged_slices_are_solved_again_and_the_run_completes() {
     ]);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let (below, open) = {
-        let store = Store::open_existing(&db).unwrap();
+        // the writer's view (sled, the open layer's slices too), as a solve has it
+        let store = Store::open_live(&db).unwrap();
         assert!(store.layer(4).unwrap().is_some() && store.layer(5).unwrap().is_none());
         let stored = store.stored_ranks(5).unwrap();
         assert!(!stored.is_empty());

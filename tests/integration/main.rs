@@ -17,6 +17,7 @@ mod pipes;
 mod policies;
 mod reference;
 mod resume;
+mod sealed;
 mod serve;
 mod signals;
 mod status;

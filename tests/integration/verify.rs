@@ -22,7 +22,7 @@ fn verify_json(db: &str, extra: &[&str]) -> (i32, Value) {
 /// with a digest that matches the new bytes; with `fix_checksum`, the layer's record is
 /// rewritten to match as well, so only a re-solve can tell.
 fn alter_value(db: &std::path::Path, k: u8, rank: u32, index: usize, fix_checksum: bool) {
-    let store = Store::open_existing(db).unwrap();
+    let store = Store::open_live(db).unwrap();
     let record = store.require_slice(k, rank).unwrap();
     let mut slice = record.slice;
     slice.values[index] = f64::from_bits(slice.values[index].to_bits() ^ 1);
@@ -98,15 +98,80 @@ fn a_clean_db_passes_and_one_altered_value_is_found() {
 
 #[test]
 fn an_altered_slice_under_an_old_layer_record_fails_its_checksum() {
+    // read the old way (an unsealed db of an earlier build): the slices' digests are
+    // folded again and disagree with the layer's record
     let (_dir, db) = temp_db();
     solve(&db, 4, &["--objective", "win"]);
     alter_value(&db, 2, 1, 0, false);
+    for k in 1..=4 {
+        std::fs::remove_file(db.join(format!("layer-{k:02}.json"))).unwrap();
+    }
     let (code, report) = verify_json(
         db.to_str().unwrap(),
         &["--fraction", "0.01", "--layers", "2"],
     );
     assert_eq!(code, 1);
     assert_eq!(report["layers"][0]["checksum_matches"], false, "{report}");
+}
+
+#[test]
+fn a_sealed_slice_rewritten_in_place_is_an_error_naming_it_never_a_value() {
+    // one record of layer 2 overwritten by another, whole and self-consistent, slice's
+    // record: its digest is not the one the sealed index names
+    let (_dir, db) = temp_db();
+    solve(&db, 4, &["--objective", "win"]);
+    let (place, altered) = {
+        let store = Store::open_existing(&db).unwrap();
+        assert!(store.is_sealed_reader());
+        let record = store.require_slice(2, 1).unwrap();
+        let mut slice = record.slice;
+        slice.values[0] = f64::from_bits(slice.values[0].to_bits() ^ 1);
+        let bytes = SliceBytes::of(&slice, record.max_gap, record.games);
+        (
+            store.record_place(2, 1).unwrap().unwrap(),
+            bytes.to_record(),
+        )
+    };
+    assert_eq!(altered.len() as u32, place.len);
+    let data = db.join("slices-02.dat");
+    let file = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &altered, place.offset).unwrap();
+    let out = gops(&["verify", "--db", db.to_str().unwrap(), "--layers", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert!(
+        said.contains("slice 1 of layer 2") && said.contains("layer-02.idx"),
+        "{said}"
+    );
+    let csv = db.with_extension("csv");
+    for query in [
+        // the state's slice is {1, 3}, rank 1 of layer 2
+        vec![
+            "value",
+            "--db",
+            db.to_str().unwrap(),
+            "--a",
+            "1,2",
+            "--b",
+            "2,3",
+            "--prizes",
+            "1,3",
+        ],
+        vec![
+            "export",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--layers",
+            "2",
+            "--out",
+            csv.to_str().unwrap(),
+        ],
+    ] {
+        let out = gops(&query);
+        assert_eq!(out.status.code(), Some(1), "{query:?}: {}", stderr(&out));
+    }
 }
 
 #[test]

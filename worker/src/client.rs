@@ -171,6 +171,7 @@ async fn work(
                     slices = summary.slices,
                     slices_cached = sources.counts.cached,
                     slices_read_from_dir = sources.counts.read_from_dir,
+                    slices_placed_by_sealed_index = sources.counts.placed_by_sealed_index,
                     slices_fetched = sources.counts.fetched,
                     "run finished"
                 );

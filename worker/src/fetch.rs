@@ -26,11 +26,14 @@ pub struct SourceCounts {
     pub cached: u64,
     pub read_from_dir: u64,
     pub fetched: u64,
+    /// Slices whose place came from a sealed index in the shared directory rather than
+    /// from the coordinator.
+    pub placed_by_sealed_index: u64,
 }
 
 /// Where a worker's dependency slices come from, in order: its cache, the coordinator's
-/// db directory (when it is given and the coordinator can locate slices), the
-/// coordinator.
+/// db directory (when it is given, and a sealed index there or the coordinator says
+/// where they lie), the coordinator.
 pub struct SliceSources {
     pub cache: SliceCache,
     shared: Option<SharedDir>,
@@ -116,9 +119,22 @@ impl SliceSources {
                 layer: u32::from(below),
                 prize_ranks: chunk.to_vec(),
             };
+            let sealed = shared.sealed_places(session.n, session.objective, below, chunk);
+            if sealed.is_some() {
+                self.counts.placed_by_sealed_index += chunk.len() as u64;
+            }
             // one attempt: whatever goes wrong, the fetch below (with its retries) serves
-            let places = match session.client.clone().locate_slices(request).await {
-                Ok(reply) => reply.into_inner().places,
+            let located = match sealed {
+                Some(places) => Ok(places),
+                None => session
+                    .client
+                    .clone()
+                    .locate_slices(request)
+                    .await
+                    .map(|reply| reply.into_inner().places),
+            };
+            let places = match located {
+                Ok(places) => places,
                 Err(status) if status.code() == tonic::Code::Unimplemented => {
                     warn!(
                         "the coordinator cannot locate slices (an older build): fetching them instead of reading {}",

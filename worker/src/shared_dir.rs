@@ -1,10 +1,12 @@
 //! Dependency slices read straight from the coordinator's db directory, mounted on the
 //! worker's machine through a shared file system (`gops worker --slices-dir DIR`), so
-//! their bytes do not pass through the coordinator. The coordinator says where each
-//! record lies (`LocateSlices`: file, offset, length and digest); a record is accepted
-//! only if it names that digest and its body hashes to it, so a directory that is not
-//! the run's, a file cut short or a stale mount is never used, only reported; the
-//! caller fetches those slices instead.
+//! their bytes do not pass through the coordinator. Where each record lies (file,
+//! offset, length and digest) comes from the layer's sealed index in the directory
+//! (`layer-KK.idx`, [`gops_common::sealed_index`]) when the layer is sealed there for
+//! the run's game, else from the coordinator (`LocateSlices`). A record is accepted only
+//! if it names that digest and its body hashes to it, so a directory that is not the
+//! run's, a file cut short or a stale mount is never used, only reported; the caller
+//! fetches those slices instead.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -12,6 +14,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use gops_common::objective::Objective;
+use gops_common::prizes::prize_set_count;
+use gops_common::sealed_index::{SealedIndex, index_file_name};
 use gops_common::slice::SliceBytes;
 use gops_proto::v1::SlicePlace;
 
@@ -21,6 +26,9 @@ use gops_proto::v1::SlicePlace;
 pub struct SharedDir {
     dir: PathBuf,
     open: Arc<Mutex<HashMap<String, Arc<File>>>>,
+    /// Sealed indexes by layer, each looked for once: `None` where the layer is not
+    /// sealed in the directory for the run's game (yet: looked for again next time).
+    sealed: Arc<Mutex<HashMap<u8, Arc<SealedIndex>>>>,
 }
 
 impl SharedDir {
@@ -32,7 +40,53 @@ impl SharedDir {
         Ok(SharedDir {
             dir: dir.to_path_buf(),
             open: Arc::new(Mutex::new(HashMap::new())),
+            sealed: Arc::new(Mutex::new(HashMap::new())),
         })
+    }
+
+    /// Where the slices `ranks` of layer `k` lie, from the layer's sealed index in the
+    /// directory, if it is there and of the `n`-card `objective` game; `None` otherwise
+    /// (the coordinator is asked instead). An index found is kept: a sealed layer does
+    /// not change.
+    pub fn sealed_places(
+        &self,
+        n: u8,
+        objective: Objective,
+        k: u8,
+        ranks: &[u32],
+    ) -> Option<Vec<SlicePlace>> {
+        let index = self.sealed_index(n, objective, k)?;
+        let file = format!("slices-{k:02}.dat");
+        ranks
+            .iter()
+            .map(|&rank| {
+                index.entries.get(rank as usize).map(|e| SlicePlace {
+                    prize_rank: rank,
+                    file: file.clone(),
+                    offset: e.offset,
+                    len: e.len,
+                    digest: e.digest.to_vec(),
+                })
+            })
+            .collect()
+    }
+
+    fn sealed_index(&self, n: u8, objective: Objective, k: u8) -> Option<Arc<SealedIndex>> {
+        let mut sealed = self.sealed.lock().expect("sealed indexes poisoned");
+        if let Some(index) = sealed.get(&k) {
+            return Some(Arc::clone(index));
+        }
+        let bytes = std::fs::read(self.dir.join(index_file_name(k))).ok()?;
+        let index = SealedIndex::decode(&bytes).ok()?;
+        let h = &index.header;
+        let ours = (h.n, h.objective, h.k, index.entries.len())
+            == (n, objective, k, prize_set_count(n, k));
+        if !ours {
+            return None;
+        }
+        let index = Arc::new(index);
+        sealed.insert(k, Arc::clone(&index));
+        Some(index)
     }
 
     pub fn path(&self) -> &Path {
@@ -170,5 +224,62 @@ mod tests {
         };
         assert!(shared.read(&missing).unwrap_err().contains("slices-04.dat"));
         assert!(SharedDir::new(&dir.path().join("nothing")).is_err());
+    }
+
+    #[test]
+    fn a_sealed_index_of_the_runs_game_gives_the_places_and_another_none() {
+        use gops_common::sealed_index::{IndexEntry, IndexHeader};
+        let dir = tempfile::tempdir().unwrap();
+        // layer 3 of the 4-card game: 4 prize sets
+        let slices = [bytes(1.0), bytes(2.0), bytes(3.0), bytes(4.0)];
+        let places = data_file(dir.path(), &slices);
+        let index = |objective| SealedIndex {
+            header: IndexHeader {
+                format_version: 6,
+                n: 4,
+                objective,
+                k: 3,
+            },
+            entries: places
+                .iter()
+                .map(|p| IndexEntry {
+                    offset: p.offset,
+                    len: p.len,
+                    digest: p.digest.clone().try_into().unwrap(),
+                })
+                .collect(),
+        };
+        let shared = SharedDir::new(dir.path()).unwrap();
+        // not sealed (yet): the coordinator is asked
+        assert_eq!(shared.sealed_places(4, Objective::Points, 3, &[1]), None);
+        std::fs::write(
+            dir.path().join("layer-03.idx"),
+            index(Objective::Win).encode(),
+        )
+        .unwrap();
+        assert_eq!(shared.sealed_places(4, Objective::Points, 3, &[1]), None);
+        assert_eq!(shared.sealed_places(5, Objective::Win, 3, &[1]), None);
+        std::fs::write(
+            dir.path().join("layer-03.idx"),
+            index(Objective::Points).encode(),
+        )
+        .unwrap();
+        let found = shared
+            .sealed_places(4, Objective::Points, 3, &[2, 0])
+            .unwrap();
+        assert_eq!(found, vec![places[2].clone(), places[0].clone()]);
+        assert_eq!(shared.read(&found[0]).unwrap(), slices[2]);
+        // a rank outside the layer: no places from the index
+        assert_eq!(shared.sealed_places(4, Objective::Points, 3, &[4]), None);
+        // an index cut short is not used
+        let dir2 = tempfile::tempdir().unwrap();
+        let bytes_of = index(Objective::Points).encode();
+        std::fs::write(
+            dir2.path().join("layer-03.idx"),
+            &bytes_of[..bytes_of.len() - 1],
+        )
+        .unwrap();
+        let other = SharedDir::new(dir2.path()).unwrap();
+        assert_eq!(other.sealed_places(4, Objective::Points, 3, &[0]), None);
     }
 }

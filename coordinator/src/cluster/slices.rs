@@ -114,8 +114,7 @@ impl Coordinator {
         };
         let dependency = |prizes| &*below[&gops_common::prizes::prize_rank(prizes)];
         let solved = engine.solve_slice(rank, &dependency)?;
-        self.store
-            .put_slice_bytes(k, &[(rank, &solved.to_bytes())])?;
+        self.store.put_repaired(k, rank, &solved.to_bytes())?;
         {
             let mut inner = self.lock();
             inner.repaired += 1;

@@ -37,7 +37,8 @@ fn solved_store(path: &Path, n: u8, objective: Objective) -> Store {
             .collect();
         store.put_slices(k, &slices).unwrap();
         let size = LayerSize::of(n, k, objective);
-        let record = LayerRecord::complete(&size, std::iter::empty::<&Digest>(), 0.0, 0, 0);
+        let digests: Vec<Digest> = slices.iter().map(|s| s.to_bytes().digest).collect();
+        let record = LayerRecord::complete(&size, &digests, 0.0, 0, 0);
         store.complete_layer(&record).unwrap();
     }
     store

@@ -22,7 +22,7 @@ pub enum StoreError {
         want_objective: String,
     },
     #[error(
-        "database {0} is in use by another process (a running `gops coordinator`, `gops solve` or `gops serve`): stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), ask a running coordinator with `gops status --coordinator URL`, or ask a running `gops serve` over HTTP (/api/value, /api/strategy)"
+        "database {0} is in use by another process (a running `gops solve` or `gops coordinator`, or a command reading an unsealed db of an earlier build): one writer at a time; wait for it or stop it (a coordinator started with --exit-when-done stops by itself once the run is complete), and ask a running coordinator with `gops status --coordinator URL`"
     )]
     Locked(PathBuf),
     #[error("database is damaged: {0}")]
@@ -39,6 +39,13 @@ pub enum StoreError {
         "database holds the {n}-card win game in format {found}, which stored every score difference; this build reads win dbs of format {REACHABLE_WIN_FORMAT} on, which store only those that can occur: solve the game again into a new db (`gops solve --n {n} --objective win --db NEW_DIR`; its values at every state that can occur are the same), or read this one with a gops built before format {REACHABLE_WIN_FORMAT} (points dbs of any format are read)"
     )]
     WinFormat { n: u8, found: u32 },
+    /// A sealed layer's files disagree with each other or with the data file.
+    #[error("database is damaged: layer {k}: {}: {why}", .file.display())]
+    DamagedLayer { k: u8, file: PathBuf, why: String },
+    #[error(
+        "database {0} is open for reading only (its sealed layers): nothing can be written through it"
+    )]
+    ReadOnly(PathBuf),
     #[error("storage error: {0}")]
     Io(String),
     #[error(
@@ -75,7 +82,7 @@ fn is_disk_full(e: &std::io::Error) -> bool {
 }
 
 /// An error of a data file's I/O, naming the file.
-pub(super) fn file_io(e: std::io::Error, path: &Path) -> StoreError {
+pub(crate) fn file_io(e: std::io::Error, path: &Path) -> StoreError {
     if is_disk_full(&e) {
         StoreError::DiskFull(format!("{}: {e}", path.display()))
     } else {

@@ -14,9 +14,13 @@
 //! slices are found there when the index lacks them. Opening it to solve marks it
 //! format 4, so that an older build, which would not see the new slices, refuses it.
 //!
-//! Layout: this file holds the handle and its reads and writes; [`manifest`] the format
-//! history, the manifest and the records; [`error`] the errors; [`records`] reading a
-//! record from its place; [`parts`] reading parts of one (the read side's point reads).
+//! A complete layer is also sealed ([`crate::sealed`]): its index and record as files,
+//! through which [`Store::open_existing`] reads a db without sled, its lock or a write.
+//!
+//! Layout: this file holds the handle, its opening and its reads; [`live`] the writer's
+//! writes and the sealing; [`manifest`] the format history, the manifest and the
+//! records; [`error`] the errors; [`records`] reading a record from its place; [`parts`]
+//! reading parts of one (the read side's point reads).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,27 +28,30 @@ use std::sync::Arc;
 
 use gops_common::cache::SliceCache;
 use gops_common::checksum::Digest;
-use gops_common::engine::{LayerEngine, SolvedSlice, terminal_slice};
+use gops_common::engine::{LayerEngine, terminal_slice};
 use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
 
+use crate::sealed::SealedLayer;
 use crate::slice_files::{Place, SliceFiles};
 
 mod error;
+mod live;
 mod manifest;
 mod parts;
 mod records;
 
 pub use error::StoreError;
-use error::{file_io, io, missing_slice};
+pub(crate) use error::file_io;
+use error::{io, missing_slice};
 pub use manifest::{
     FORMAT_4, FORMAT_5, FORMAT_VERSION, LEGACY_FORMAT_VERSION, LayerRecord, Manifest,
     REACHABLE_WIN_FORMAT,
 };
 use manifest::{MANIFEST_FILE, MANIFEST_KEY};
-use records::{ranks_in, read_indexed, write_synced};
+use records::{ranks_in, read_indexed, read_place, write_synced};
 
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,13 +72,27 @@ pub struct Located {
     pub digest: Digest,
 }
 
-/// The typed handle over one db directory.
+/// The typed handle over one db directory: a live run's sled store (the writer's, or a
+/// reader's of a db without sealed layers), or the sealed layers of a db read without
+/// sled ([`crate::sealed`]).
 pub struct Store {
     path: PathBuf,
-    db: sled::Db,
-    /// (layer, rank) -> [`Place`] of the slice's record in `files`.
-    index: sled::Tree,
     files: SliceFiles,
+    manifest: Manifest,
+    backend: Backend,
+}
+
+enum Backend {
+    Live(Live),
+    /// Sealed layers by k (index 0 unused); read only, no lock, nothing written.
+    Sealed(Vec<Option<SealedLayer>>),
+}
+
+/// The sled trees of a live store.
+struct Live {
+    db: sled::Db,
+    /// (layer, rank) -> [`Place`] of the slice's record in the store's files.
+    index: sled::Tree,
     /// A format-3 db's slices, stored inside sled (read only; `None` in a newer db).
     legacy: Option<sled::Tree>,
     layers: sled::Tree,
@@ -79,7 +100,6 @@ pub struct Store {
     /// bytes, as for stored slices.
     unconfirmed_index: sled::Tree,
     unconfirmed_files: SliceFiles,
-    manifest: Manifest,
 }
 
 /// The tree of a format-3 db's slices.
@@ -150,7 +170,11 @@ impl Store {
         } else {
             manifest
         };
-        Self::finish_open(path, db, manifest)
+        let store = Self::finish_open(path, db, manifest)?;
+        // a db of an earlier build (or one whose sealing a crash cut short): its complete
+        // layers sealed now, so that readers need no lock
+        store.seal_complete_layers()?;
+        Ok(store)
     }
 
     /// Marks a format-3 db as format 4 (in sled and in its manifest file) before anything
@@ -186,8 +210,52 @@ impl Store {
         Ok(())
     }
 
-    /// Opens an existing db, whatever game it holds.
+    /// Opens an existing db to read it, whatever game it holds. A db with sealed layers
+    /// is read through them alone: no lock taken, nothing in the directory created or
+    /// changed, and any number of readers at once, a running writer included; its layers
+    /// that are not sealed yet read as incomplete. A db without sealed layers (written
+    /// by an earlier build, or a run that has completed no layer yet) is opened the old
+    /// way, through sled, when no other process holds it ([`Store::unsealed_layers`]
+    /// then says what `gops seal` would seal); while a writer holds it, it reads as a db
+    /// with no complete layer.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        let Some(manifest) = Self::peek_manifest(path)? else {
+            return Self::open_live(path);
+        };
+        let sealed = Self::load_sealed(path, &manifest)?;
+        if sealed.iter().any(Option::is_some) {
+            return Ok(Self::reading_sealed(path, manifest, sealed));
+        }
+        match Self::open_live(path) {
+            Err(StoreError::Locked(_)) => Ok(Self::reading_sealed(path, manifest, sealed)),
+            other => other,
+        }
+    }
+
+    /// The sealed layers of the db at `path`, checked, by k (index 0 unused).
+    fn load_sealed(
+        path: &Path,
+        manifest: &Manifest,
+    ) -> Result<Vec<Option<SealedLayer>>, StoreError> {
+        let mut sealed = vec![None];
+        for k in 1..=manifest.n {
+            sealed.push(SealedLayer::load(path, manifest, k)?);
+        }
+        Ok(sealed)
+    }
+
+    fn reading_sealed(path: &Path, manifest: Manifest, sealed: Vec<Option<SealedLayer>>) -> Store {
+        Store {
+            path: path.to_path_buf(),
+            files: SliceFiles::reading(path, "slices"),
+            manifest,
+            backend: Backend::Sealed(sealed),
+        }
+    }
+
+    /// Opens an existing db through sled (its lock taken), whatever game it holds: the
+    /// writer's way, for sealing it or counting a stopped run's slices.
+    pub fn open_live(path: &Path) -> Result<Store, StoreError> {
         let file_manifest = Self::peek_manifest(path)?;
         if !Self::looks_like_sled(path) {
             return Err(StoreError::NotADatabase(path.to_path_buf()));
@@ -210,6 +278,11 @@ impl Store {
             )));
         }
         Self::finish_open(path, db, manifest)
+    }
+
+    /// Whether this handle reads sealed layers only (no sled, nothing written).
+    pub fn is_sealed_reader(&self) -> bool {
+        matches!(self.backend, Backend::Sealed(_))
     }
 
     fn looks_like_sled(path: &Path) -> bool {
@@ -283,15 +356,33 @@ impl Store {
         };
         Ok(Store {
             path: path.to_path_buf(),
-            index: db.open_tree("slice_index").map_err(io)?,
             files: SliceFiles::new(path, "slices"),
-            legacy,
-            layers: db.open_tree("layers").map_err(io)?,
-            unconfirmed_index: db.open_tree("unconfirmed_index").map_err(io)?,
-            unconfirmed_files: SliceFiles::new(path, "unconfirmed"),
-            db,
             manifest,
+            backend: Backend::Live(Live {
+                index: db.open_tree("slice_index").map_err(io)?,
+                legacy,
+                layers: db.open_tree("layers").map_err(io)?,
+                unconfirmed_index: db.open_tree("unconfirmed_index").map_err(io)?,
+                unconfirmed_files: SliceFiles::new(path, "unconfirmed"),
+                db,
+            }),
         })
+    }
+
+    /// The live store's trees; a sealed reader cannot write.
+    fn live(&self) -> Result<&Live, StoreError> {
+        match &self.backend {
+            Backend::Live(live) => Ok(live),
+            Backend::Sealed(_) => Err(StoreError::ReadOnly(self.path.clone())),
+        }
+    }
+
+    /// Layer `k` if this handle reads it sealed.
+    fn sealed_layer(&self, k: u8) -> Option<&SealedLayer> {
+        match &self.backend {
+            Backend::Sealed(layers) => layers.get(usize::from(k)).and_then(Option::as_ref),
+            Backend::Live(_) => None,
+        }
     }
 
     /// Writes the manifest file, replacing any: durable before it is in place, and its
@@ -328,45 +419,40 @@ impl Store {
         self.manifest.pivot_start()
     }
 
-    /// Counts this start of a coordinator and returns its number (1, 2, ...), flushed: ids
-    /// handed out by different runs on this db then never collide.
-    pub fn next_run(&self) -> Result<u64, StoreError> {
-        let meta = self.db.open_tree("meta").map_err(io)?;
-        let run = meta
-            .update_and_fetch(b"runs", |old| {
-                let n = old
-                    .and_then(|b| b.try_into().ok())
-                    .map_or(0, u64::from_be_bytes);
-                Some((n + 1).to_be_bytes().to_vec())
-            })
-            .map_err(io)?
-            .and_then(|b| b.as_ref().try_into().ok())
-            .map_or(1, u64::from_be_bytes);
-        self.flush()?;
-        Ok(run)
-    }
-
-    /// Writes finished slices of layer `k` in one batch and flushes it, so a later run
-    /// resumes after them even if this process is killed. A slice already stored is
-    /// overwritten with identical bytes (the engine is deterministic).
-    pub fn put_slices(&self, k: u8, slices: &[SolvedSlice]) -> Result<(), StoreError> {
-        let bytes: Vec<SliceBytes> = slices.iter().map(SolvedSlice::to_bytes).collect();
-        let batch: Vec<(u32, &SliceBytes)> = slices
-            .iter()
-            .zip(&bytes)
-            .map(|(s, b)| (s.prize_rank, b))
-            .collect();
-        self.put_slice_bytes(k, &batch)
-    }
-
     /// The raw record of slice `rank` of layer `k`: from its data file through the
-    /// index, or from a format-3 db's tree.
+    /// sealed index (its digest the one the index names) or sled's, or from a format-3
+    /// db's tree.
     fn record(&self, k: u8, rank: u32) -> Result<Option<Vec<u8>>, StoreError> {
+        let live = match &self.backend {
+            Backend::Live(live) => live,
+            Backend::Sealed(_) => {
+                let Some(entry) = self.sealed_layer(k).and_then(|l| l.entry(rank)) else {
+                    return Ok(None);
+                };
+                let bytes = read_place(&self.files, k, rank, entry.place)?;
+                let header = &bytes[..bytes.len().min(SliceBytes::RECORD_HEADER)];
+                let digest = SliceBytes::record_digest(header)
+                    .map_err(|why| StoreError::DamagedSlice { k, rank, why })?;
+                if digest != entry.digest {
+                    return Err(StoreError::DamagedSlice {
+                        k,
+                        rank,
+                        why: format!(
+                            "the record at {} of {} is not the slice {} names",
+                            entry.place.offset,
+                            self.files.path(k).display(),
+                            crate::sealed::index_file_name(k)
+                        ),
+                    });
+                }
+                return Ok(Some(bytes));
+            }
+        };
         let key = slice_key(k, rank);
-        if let Some(entry) = self.index.get(key).map_err(io)? {
+        if let Some(entry) = live.index.get(key).map_err(io)? {
             return read_indexed(&self.files, k, rank, &entry).map(Some);
         }
-        match &self.legacy {
+        match &live.legacy {
             Some(legacy) => Ok(legacy.get(key).map_err(io)?.map(|bytes| bytes.to_vec())),
             None => Ok(None),
         }
@@ -399,7 +485,7 @@ impl Store {
     /// damage, as for [`Store::slice`].
     pub fn locate(&self, k: u8, rank: u32) -> Result<Option<Located>, StoreError> {
         let Some(place) = self.record_place(k, rank)? else {
-            return match &self.legacy {
+            return match self.live().ok().and_then(|live| live.legacy.as_ref()) {
                 Some(legacy) if legacy.contains_key(slice_key(k, rank)).map_err(io)? => Ok(None),
                 _ => Err(missing_slice(k, rank)),
             };
@@ -464,84 +550,18 @@ impl Store {
         })
     }
 
-    /// Stores slices that arrive as bytes (from a worker), in one flushed batch: their
-    /// records appended to the layer's data file and synced, then indexed. The caller has
-    /// validated them.
-    pub fn put_slice_bytes(&self, k: u8, slices: &[(u32, &SliceBytes)]) -> Result<(), StoreError> {
-        let records: Vec<Vec<u8>> = slices.iter().map(|(_, s)| s.to_record()).collect();
-        let places = self
-            .files
-            .append(k, &records)
-            .map_err(|e| file_io(e, &self.files.path(k)))?;
-        let mut batch = sled::Batch::default();
-        for ((rank, _), place) in slices.iter().zip(places) {
-            batch.insert(&slice_key(k, *rank), &place.encode());
-        }
-        self.index.apply_batch(batch).map_err(io)?;
-        self.flush()
-    }
-
-    /// Keeps a copy of a slice that waits for a second, independent copy (replicated
-    /// verification). The index entry is not flushed: a copy lost in a crash is solved
-    /// again.
-    pub fn put_unconfirmed(&self, k: u8, rank: u32, slice: &SliceBytes) -> Result<(), StoreError> {
-        let place = self
-            .unconfirmed_files
-            .append(k, &[slice.to_record()])
-            .map_err(|e| file_io(e, &self.unconfirmed_files.path(k)))?[0];
-        self.unconfirmed_index
-            .insert(slice_key(k, rank), &place.encode())
-            .map(|_| ())
-            .map_err(io)
-    }
-
-    /// The copy of slice `rank` of layer `k` waiting for confirmation, if any.
-    pub fn unconfirmed(&self, k: u8, rank: u32) -> Result<Option<SliceBytes>, StoreError> {
-        let Some(entry) = self.unconfirmed_index.get(slice_key(k, rank)).map_err(io)? else {
-            return Ok(None);
-        };
-        let unreadable = |why: String| {
-            StoreError::Corrupt(format!("unconfirmed slice {rank} of layer {k}: {why}"))
-        };
-        let bytes = match read_indexed(&self.unconfirmed_files, k, rank, &entry) {
-            Ok(bytes) => bytes,
-            Err(StoreError::DamagedSlice { why, .. }) => return Err(unreadable(why)),
-            Err(other) => return Err(other),
-        };
-        SliceBytes::from_record(&bytes)
-            .map(Some)
-            .map_err(unreadable)
-    }
-
-    pub fn remove_unconfirmed(&self, k: u8, rank: u32) -> Result<(), StoreError> {
-        self.unconfirmed_index
-            .remove(slice_key(k, rank))
-            .map(|_| ())
-            .map_err(io)
-    }
-
-    /// Forgets every copy waiting for confirmation (a coordinator starting: whoever
-    /// handed them in is gone with its session), and deletes their data files.
-    pub fn clear_unconfirmed(&self) -> Result<(), StoreError> {
-        self.unconfirmed_index.clear().map_err(io)?;
-        if self
-            .db
-            .tree_names()
-            .iter()
-            .any(|t| t.as_ref() == LEGACY_UNCONFIRMED_TREE)
-        {
-            self.db.drop_tree(LEGACY_UNCONFIRMED_TREE).map_err(io)?;
-        }
-        self.flush()?;
-        self.unconfirmed_files
-            .remove_all()
-            .map_err(|e| StoreError::Io(format!("{}: {e}", self.path.display())))
-    }
-
-    /// Prize ranks of layer `k` that have a stored slice, ascending.
+    /// Prize ranks of layer `k` that have a stored slice, ascending (every rank of a
+    /// sealed layer; none of a layer a sealed reader does not see sealed).
     pub fn stored_ranks(&self, k: u8) -> Result<Vec<u32>, StoreError> {
-        let mut ranks = ranks_in(&self.index, k)?;
-        if let Some(legacy) = &self.legacy {
+        let live = match &self.backend {
+            Backend::Live(live) => live,
+            Backend::Sealed(_) => {
+                let count = self.sealed_layer(k).map_or(0, |l| l.entries().len());
+                return Ok((0..count as u32).collect());
+            }
+        };
+        let mut ranks = ranks_in(&live.index, k)?;
+        if let Some(legacy) = &live.legacy {
             ranks.extend(ranks_in(legacy, k)?);
             ranks.sort_unstable();
             ranks.dedup();
@@ -554,39 +574,18 @@ impl Store {
         Ok(self.stored_ranks(k)?.len())
     }
 
-    /// The record of layer `k` if the layer is complete.
+    /// The record of layer `k` if the layer is complete (for a sealed reader: sealed).
     pub fn layer(&self, k: u8) -> Result<Option<LayerRecord>, StoreError> {
-        match self.layers.get([k]).map_err(io)? {
+        let live = match &self.backend {
+            Backend::Live(live) => live,
+            Backend::Sealed(_) => return Ok(self.sealed_layer(k).map(|l| l.record.clone())),
+        };
+        match live.layers.get([k]).map_err(io)? {
             None => Ok(None),
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| StoreError::Corrupt(format!("layer {k} record: {e}"))),
         }
-    }
-
-    /// Marks a layer complete: flushes its slices first, then writes and flushes the
-    /// layer record, so a complete layer is always durable.
-    pub fn complete_layer(&self, record: &LayerRecord) -> Result<(), StoreError> {
-        self.flush()?;
-        let bytes = serde_json::to_vec(record).expect("layer record serialises");
-        self.layers.insert([record.k], bytes).map_err(io)?;
-        self.flush()
-    }
-
-    pub fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush().map(|_| ()).map_err(io)
-    }
-}
-
-impl Store {
-    /// Removes the slice of `rank` from layer `k` (a damaged one, to be solved again),
-    /// flushed.
-    pub fn remove_slice(&self, k: u8, rank: u32) -> Result<(), StoreError> {
-        self.index.remove(slice_key(k, rank)).map_err(io)?;
-        if let Some(legacy) = &self.legacy {
-            legacy.remove(slice_key(k, rank)).map_err(io)?;
-        }
-        self.flush()
     }
 }
 

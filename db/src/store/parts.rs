@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::error::io;
 use super::records::{indexed_place, read_place};
-use super::{Store, StoreError, slice_key};
+use super::{Backend, Store, StoreError, slice_key};
 use crate::slice_files::Place;
 
 impl Store {
@@ -14,7 +14,16 @@ impl Store {
     /// `None` when the index does not name it (a format-3 db keeps its slices inside
     /// sled; a slice not stored).
     pub fn record_place(&self, k: u8, rank: u32) -> Result<Option<Place>, StoreError> {
-        match self.index.get(slice_key(k, rank)).map_err(io)? {
+        let live = match &self.backend {
+            Backend::Live(live) => live,
+            Backend::Sealed(_) => {
+                return Ok(self
+                    .sealed_layer(k)
+                    .and_then(|l| l.entry(rank))
+                    .map(|e| e.place));
+            }
+        };
+        match live.index.get(slice_key(k, rank)).map_err(io)? {
             Some(entry) => indexed_place(k, rank, &entry).map(Some),
             None => Ok(None),
         }

@@ -1,5 +1,7 @@
 //! The store: round trips, the manifest's checks, data files, legacy dbs, damage.
 
+use gops_common::engine::SolvedSlice;
+
 use super::*;
 
 fn solved(rank: u32, values: Vec<f64>) -> SolvedSlice {
@@ -216,6 +218,8 @@ fn a_format_3_db_is_read_and_upgraded_when_solved_into() {
     assert!(store.unconfirmed(2, 5).unwrap().is_none());
     assert!(
         !store
+            .live()
+            .unwrap()
             .db
             .tree_names()
             .iter()
