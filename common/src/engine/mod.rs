@@ -3,15 +3,18 @@
 //! score difference and every upcard `c` gives one matrix game whose entries are read from
 //! the slice `C - c` below; the state's value is the mean of the k game values.
 
+mod by_upcard;
+mod fill;
 mod games;
 mod scratch;
 
+pub use fill::fill_matrix;
 use rayon::prelude::*;
-use scratch::{RUN, StateScratch};
+use scratch::StateScratch;
 
 use crate::cards::CardSet;
 use crate::kernel::{GameOutcome, GameSolver, GameStatus, PivotStart};
-use crate::layout::{ChildTable, LayerLayout, Oriented};
+use crate::layout::{ChildTable, LayerLayout};
 use crate::matrix_fill;
 use crate::objective::Objective;
 use crate::prizes::{prize_rank, prize_unrank};
@@ -180,7 +183,43 @@ impl LayerEngine {
         let reach = self.reach(prizes);
         let run_reach = reach.unwrap_or_else(|| Reach::full(diff_range));
         let mut dense = vec![0.0; self.layout.canonical_count() * width];
-        let (max_gap, games) = dense
+        let (max_gap, games) = if self.by_upcard(&views) {
+            let slice = by_upcard::SliceInProgress {
+                prizes,
+                views: &views,
+                reach: &run_reach,
+                width,
+                diff_range,
+            };
+            self.solve_win_by_upcard(&slice, &mut dense)?
+        } else {
+            self.solve_by_pattern(&mut dense, &views, prizes, reach.as_ref(), &run_reach)?
+        };
+        let slice = match self.objective {
+            Objective::Points => Slice::dense(diff_range, dense),
+            Objective::Win => Slice::windowed(diff_range, &dense, reach),
+        };
+        Ok(SolvedSlice {
+            prize_rank,
+            slice,
+            max_gap,
+            games,
+        })
+    }
+
+    /// [`LayerEngine::solve_slice`]'s values pattern by pattern, each pattern's games
+    /// under every upcard in turn: `points`, the first layer, and the exhaustive search.
+    fn solve_by_pattern(
+        &self,
+        dense: &mut [f64],
+        views: &[(u8, &Slice)],
+        prizes: CardSet,
+        reach: Option<&Reach>,
+        run_reach: &Reach,
+    ) -> Result<(f64, u64), EngineError> {
+        let width = self.objective.slice_width(prizes);
+        let diff_range = self.objective.diff_range(prizes);
+        dense
             .par_chunks_mut(PATTERNS_PER_TASK * width)
             .enumerate()
             .map_init(
@@ -203,14 +242,14 @@ impl LayerEngine {
                         let mut window = None;
                         if self.objective == Objective::Win {
                             let (rows, cols, children, signs) = self.children.of(p);
-                            scratch.prepare_win(p, children, signs, &views);
+                            scratch.prepare_win(p, children, signs, views);
                             if self.diff_search == DiffSearch::Bisect {
                                 window = scratch.unsettled_window(p, rows, cols);
                             }
                         }
                         let mut solve_at = |d: i32| -> Result<f64, EngineError> {
                             let (v, gap, n) =
-                                self.solve_state(solver, scratch, p, d, &views, prizes)?;
+                                self.solve_state(solver, scratch, p, d, views, prizes)?;
                             max_gap = max_gap.max(gap);
                             games += n;
                             Ok(v)
@@ -226,11 +265,12 @@ impl LayerEngine {
                                     let (inside, above) = rest.split_at_mut((hi - lo) as usize);
                                     below.fill(-1.0);
                                     above.fill(1.0);
-                                    let (gap, n) = self.solve_win_run(
-                                        solver, scratch, p, lo, inside, &views, prizes, &run_reach,
-                                    )?;
-                                    max_gap = max_gap.max(gap);
-                                    games += n;
+                                    for (slot, d) in inside.iter_mut().zip(lo..) {
+                                        *slot = match run_reach.contains_diff(d) {
+                                            true => solve_at(d)?,
+                                            false => UNREACHABLE,
+                                        };
+                                    }
                                 }
                                 None => bisect_window(range, first_d, &mut solve_at)?,
                             },
@@ -248,7 +288,7 @@ impl LayerEngine {
                                     -values[(diff_range + d) as usize];
                             }
                         }
-                        if let Some(reach) = &reach {
+                        if let Some(reach) = reach {
                             for (pos, value) in values.iter_mut().enumerate() {
                                 if !reach.contains(pos) {
                                     *value = UNREACHABLE;
@@ -259,17 +299,7 @@ impl LayerEngine {
                     Ok((max_gap, games))
                 },
             )
-            .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))?;
-        let slice = match self.objective {
-            Objective::Points => Slice::dense(diff_range, dense),
-            Objective::Win => Slice::windowed(diff_range, &dense, reach),
-        };
-        Ok(SolvedSlice {
-            prize_rank,
-            slice,
-            max_gap,
-            games,
-        })
+            .try_reduce(|| (0.0, 0), |a, b| Ok((a.0.max(b.0), a.1 + b.1)))
     }
 
     /// For `win`, the score differences that can occur with `prizes` left (the only
@@ -408,84 +438,6 @@ impl LayerEngine {
         }
         Ok(outcome)
     }
-
-    /// The values of the prepared `win` pattern `p` at the score differences `first..`,
-    /// one per slot of `out` ([`UNREACHABLE`] where `reach` leaves d out), and the
-    /// largest certificate gap and the games solved: what [`LayerEngine::solve_state`]
-    /// gives at each reachable d, bit for bit, with the work reordered. Upcard after
-    /// upcard, its game is filled at [`RUN`] consecutive d at a time
-    /// ([`matrix_fill::fill_win_run`]) and solved at the reachable ones, in pairs, and
-    /// each game's value is added to its d's total, so every total adds the same values
-    /// in the same (upcard) order.
-    #[allow(clippy::too_many_arguments)]
-    fn solve_win_run(
-        &self,
-        solver: &mut GameSolver,
-        scratch: &mut StateScratch,
-        p: usize,
-        first: i32,
-        out: &mut [f64],
-        views: &[(u8, &Slice)],
-        prizes: CardSet,
-        reach: &Reach,
-    ) -> Result<(f64, u64), EngineError> {
-        debug_assert_eq!(scratch.prepared, Some(p));
-        solver.set_start(self.start);
-        let (rows, cols, _, _) = self.children.of(p);
-        let size = rows * cols;
-        if scratch.run_matrices.len() < RUN * size {
-            scratch.run_matrices.resize(RUN * size, 0.0);
-        }
-        out.fill(0.0);
-        let live = (first..first + out.len() as i32)
-            .filter(|&d| reach.contains_diff(d))
-            .count();
-        let mut max_gap = 0.0f64;
-        for (game, &(upcard, view)) in views.iter().enumerate() {
-            let entries = &scratch.win[game * size..][..size];
-            for (run, totals) in out.chunks_mut(RUN).enumerate() {
-                let d0 = first + (run * RUN) as i32;
-                let mut reachable = [0usize; RUN];
-                let mut count = 0;
-                for j in 0..totals.len() {
-                    if reach.contains_diff(d0 + j as i32) {
-                        reachable[count] = j;
-                        count += 1;
-                    }
-                }
-                if count == 0 {
-                    continue;
-                }
-                let matrices = &mut scratch.run_matrices[..totals.len() * size];
-                matrix_fill::fill_win_run(matrices, entries, d0, &view.values);
-                let mut add = |j: usize, outcome: GameOutcome| {
-                    let outcome = self.certified(outcome, prizes, p, upcard, d0 + j as i32)?;
-                    totals[j] += outcome.value;
-                    max_gap = max_gap.max(outcome.gap);
-                    Ok(())
-                };
-                let matrix = |j: usize| &matrices[j * size..][..size];
-                let mut pairs = reachable[..count].chunks_exact(2);
-                for pair in &mut pairs {
-                    let [o0, o1] = solver.solve_pair(matrix(pair[0]), matrix(pair[1]), rows, cols);
-                    add(pair[0], o0)?;
-                    add(pair[1], o1)?;
-                }
-                if let [j] = *pairs.remainder() {
-                    add(j, solver.solve(matrix(j), rows, cols))?;
-                }
-            }
-        }
-        let k = self.layout.k as usize;
-        for (total, d) in out.iter_mut().zip(first..) {
-            if reach.contains_diff(d) {
-                *total /= k as f64;
-            } else {
-                *total = UNREACHABLE;
-            }
-        }
-        Ok((max_gap, (live * views.len()) as u64))
-    }
 }
 
 /// A state re-solved by [`LayerEngine::recompute_value`].
@@ -540,60 +492,6 @@ fn bisect_window(
         value(out, i)?;
     }
     Ok(())
-}
-
-/// The payoff matrix of a state at score difference `d` once `upcard` is revealed:
-/// `M[i][j]` when A bids its i-th lowest card and B its j-th, from the children of the
-/// state (located in the layer below) and the signs of the bid comparisons.
-///
-/// Bit for bit what [`Slice::value`] gives entry by entry, with its branches folded for
-/// the two layouts a solve reads (dense `points` slices with one value per pattern,
-/// windowed `win` slices): for `win`, position `p = d' + diff_range - lo` in a pattern's
-/// window is -1 below 0, +1 from `len` on (which covers `d'` beyond the live range),
-/// else the stored value; mirrored children read `-d'` and negate. The dense branch is
-/// [`matrix_fill::fill_points`] (gathered where the CPU has AVX2).
-pub fn fill_matrix(
-    objective: Objective,
-    matrix: &mut [f64],
-    children: &[Oriented],
-    signs: &[i8],
-    d: i32,
-    upcard: u8,
-    below: &Slice,
-) {
-    let c = i32::from(upcard);
-    let entries = matrix.iter_mut().zip(children).zip(signs);
-    match (objective, &below.windows) {
-        (Objective::Points, None) if below.diff_range == 0 => {
-            matrix_fill::fill_points(matrix, children, signs, upcard, &below.values)
-        }
-        (Objective::Win, Some(windows)) => {
-            let range = below.diff_range;
-            for ((m, &child), &s) in entries {
-                let shifted = child.orient_diff(d + c * i32::from(s));
-                let w = windows[child.canonical()];
-                let at = shifted + range - i32::from(w.lo);
-                let v = if at < 0 {
-                    -1.0
-                } else if at >= i32::from(w.len) {
-                    1.0
-                } else {
-                    below.values[w.start as usize + at as usize]
-                };
-                *m = child.orient(v);
-            }
-        }
-        (Objective::Points, _) => {
-            for ((m, &child), &s) in entries {
-                *m = f64::from(c * i32::from(s)) + below.value(child, 0);
-            }
-        }
-        (Objective::Win, None) => {
-            for ((m, &child), &s) in entries {
-                *m = below.value(child, d + c * i32::from(s));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use crate::layout::Oriented;
 use crate::matrix_fill::WinEntry;
 use crate::slice::Slice;
 
-/// How many consecutive score differences [`LayerEngine::solve_win_run`] fills a game at
-/// at once.
+/// How many consecutive score differences the engine fills a game at at once
+/// (`by_upcard`).
 pub(super) const RUN: usize = 4;
 
 /// What [`LayerEngine::solve_state`] works in, kept from state to state: its two payoff
@@ -16,9 +16,6 @@ pub(super) const RUN: usize = 4;
 /// current pattern's entries prepared for every score difference.
 pub(super) struct StateScratch {
     pub(super) matrices: [[f64; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
-    /// [`LayerEngine::solve_win_run`]'s matrices, [`RUN`] of them (grown to the largest
-    /// game seen).
-    pub(super) run_matrices: Vec<f64>,
     /// The `rows x cols` entries of each upcard's game, upcard after upcard, when
     /// `prepared` names the pattern they were prepared for.
     pub(super) win: Vec<WinEntry>,
@@ -29,7 +26,6 @@ impl Default for StateScratch {
     fn default() -> Self {
         StateScratch {
             matrices: [[0.0; MAX_STRATEGIES * MAX_STRATEGIES]; 2],
-            run_matrices: Vec::new(),
             win: Vec::new(),
             prepared: None,
         }

@@ -2,6 +2,7 @@
 //! settled window) against the plain ones, bit for bit.
 
 use super::*;
+use crate::layout::Oriented;
 use crate::reach::is_reachable;
 use crate::solution::InMemorySolution;
 
@@ -112,56 +113,6 @@ fn win_run_fill_equals_fill_matrix_bit_for_bit() {
     assert!(matrices > 100_000, "{matrices} matrices");
 }
 
-/// [`LayerEngine::solve_win_run`] gives, bit for bit, the values and the largest gap
-/// of [`LayerEngine::solve_state`] at every d that can occur (the values it stores,
-/// and those the coordinator's checks and `verify` recompute), and the placeholder
-/// [`UNREACHABLE`] at the others, where it solves nothing: every sampled pattern of
-/// the 7-card win game, a run over every live d.
-#[test]
-fn win_runs_equal_states_solved_one_by_one() {
-    let mut solver = GameSolver::new();
-    let (mut states, mut skipped) = (0u64, 0u64);
-    for_sampled_win_patterns(7, |engine, scratch, prizes, views, range, p| {
-        let k = engine.layout.k;
-        let reach = Reach::of(7, prizes);
-        let first = -range;
-        let mut run = vec![0.0; (2 * range + 1) as usize];
-        let (run_gap, games) = engine
-            .solve_win_run(
-                &mut solver,
-                scratch,
-                p,
-                first,
-                &mut run,
-                views,
-                prizes,
-                &reach,
-            )
-            .expect("certified");
-        assert_eq!(games, reach.count() as u64 * u64::from(k));
-        let mut gap = 0.0f64;
-        for (&got, d) in run.iter().zip(first..) {
-            if !reach.contains_diff(d) {
-                assert_eq!(got.to_bits(), UNREACHABLE.to_bits(), "k={k} p={p} d={d}");
-                skipped += 1;
-                continue;
-            }
-            let (want, state_gap, _) = engine
-                .solve_state(&mut solver, scratch, p, d, views, prizes)
-                .expect("certified");
-            assert_eq!(got.to_bits(), want.to_bits(), "k={k} p={p} d={d}");
-            gap = gap.max(state_gap);
-            states += 1;
-        }
-        assert_eq!(run_gap.to_bits(), gap.to_bits(), "k={k} p={p}");
-    });
-    assert!(states > 10_000, "{states} states");
-    assert!(
-        skipped > 1_000,
-        "{skipped} score differences that cannot occur"
-    );
-}
-
 /// The window of d read off the children's windows is exactly where the values of a
 /// 7-card win game solved at every d (no windows, no bisection) are neither -1 nor
 /// +1: -1.0 below it, +1.0 from its end on, strictly between inside (so it is tight).
@@ -214,4 +165,47 @@ fn dense_slices_below_are_not_prepared() {
     let mut scratch = StateScratch::default();
     scratch.prepare_win(0, children, signs, &[(2, &terminal)]);
     assert_eq!(scratch.prepared, None);
+}
+
+/// Upcard by upcard (games filled four score differences at a time, solved in pairs)
+/// and pattern by pattern (each state's games filled and solved on their own) give the
+/// same `win` slices, bit for bit (every value, the largest gap, the games solved), and
+/// the placeholder [`UNREACHABLE`] at the score differences that cannot occur: every
+/// slice of every layer from 2 on of the 7- and 8-card games.
+#[test]
+fn win_slices_by_upcard_equal_those_by_pattern() {
+    for n in [7u8, 8] {
+        let solution = InMemorySolution::solve(n, Objective::Win).expect("solves");
+        for k in 2..=n {
+            let engine = LayerEngine::new(n, k, Objective::Win);
+            for rank in 0..solution.layers[k as usize].len() as u32 {
+                let prizes = prize_unrank(rank, k);
+                let views = views_of(prizes, &solution.layers[k as usize - 1]);
+                assert!(engine.by_upcard(&views));
+                let (width, diff_range) = (
+                    Objective::Win.slice_width(prizes),
+                    Objective::Win.diff_range(prizes),
+                );
+                let reach = engine.reach(prizes);
+                let run_reach = reach.unwrap_or_else(|| Reach::full(diff_range));
+                let size = engine.layout.canonical_count() * width;
+                let (mut by_upcard, mut by_pattern) = (vec![0.0; size], vec![0.0; size]);
+                let slice = by_upcard::SliceInProgress {
+                    prizes,
+                    views: &views,
+                    reach: &run_reach,
+                    width,
+                    diff_range,
+                };
+                let upcard_cost = engine.solve_win_by_upcard(&slice, &mut by_upcard).unwrap();
+                let pattern_cost = engine
+                    .solve_by_pattern(&mut by_pattern, &views, prizes, reach.as_ref(), &run_reach)
+                    .unwrap();
+                let at = format!("n={n} k={k} rank={rank}");
+                assert_eq!(bits(&by_upcard), bits(&by_pattern), "{at}");
+                assert_eq!(upcard_cost.0.to_bits(), pattern_cost.0.to_bits(), "{at}");
+                assert_eq!(upcard_cost.1, pattern_cost.1, "{at}");
+            }
+        }
+    }
 }
