@@ -108,10 +108,12 @@ pub struct SolveArgs {
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
-    /// Fraction F of the states handed in that the coordinator re-solves and compares bit
-    /// for bit: F of every slice's states, or with --verify-slices Q below 1, F / Q of the
-    /// states of a share Q of the slices.
-    #[arg(long, default_value_t = 0.01)]
+    /// Fraction F of the states handed in that the in-process coordinator re-solves and
+    /// compares bit for bit: F of every slice's states, or with --verify-slices Q below 1,
+    /// F / Q of the states of a share Q of the slices. 0, the default, re-solves nothing
+    /// (the same process computed them; the cheap checks still run); `gops verify`
+    /// re-checks a db afterwards.
+    #[arg(long, default_value_t = 0.0)]
     pub verify_fraction: f64,
     /// Share of the slices whose states are re-solved, each chosen at random with
     /// --verify-fraction / SHARE of its states: the same states re-solved in all, fewer

@@ -123,7 +123,8 @@ pub fn solve(
     let run = LocalRun {
         store,
         threads,
-        verify_fraction: 0.01,
+        // the same process computed them: nothing re-solved (the cheap checks run)
+        verify_fraction: 0.0,
         verify_slices: 1.0,
         caches,
         observer: Arc::clone(&counts) as Arc<dyn RunObserver + Send>,
