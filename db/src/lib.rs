@@ -34,5 +34,7 @@ pub mod slice_files;
 pub mod status;
 pub mod status_file;
 pub mod store;
+#[cfg(test)]
+mod test_db;
 pub mod verify;
 pub mod verify_batch;

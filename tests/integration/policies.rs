@@ -3,29 +3,17 @@
 //! centred on 0, and exploitability 0 for the equilibrium and a hand-computed value for
 //! the random policy.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{gops, gops_ok, solve, stderr, temp_db};
+use crate::support::{gops, gops_ok, solve, spawn_with_input, stderr, temp_db};
 
 fn play(db: &Path, seed: &str, input: &str) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gops"))
-        .args(["play", "--db", db.to_str().unwrap(), "--seed", seed])
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    let child = spawn_with_input(
+        &["play", "--db", db.to_str().unwrap(), "--seed", seed],
+        input,
+    );
     let output = child.wait_with_output().unwrap();
     (
         output.status.code().unwrap(),

@@ -4,14 +4,15 @@
 //! GOPS_REQUIRE_ROOT=1); no file of the db changed by any of them; a complete layer read
 //! while the run above it goes on.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::support::{Proc, gops, gops_ok, listening_address, solve, stderr, stdout, temp_db};
+use crate::support::{
+    Proc, gops, gops_ok, listening_address, solve, spawn_with_input, stderr, stdout, temp_db,
+};
 
 /// Every file of the db directory: its bytes and modification time.
 fn files_with_times(db: &Path) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
@@ -93,20 +94,7 @@ fn read_commands(db: &str, n: u8, out: &Path) -> Vec<(Vec<String>, &'static str)
 fn run_at_once(commands: &[(Vec<String>, &str)]) -> Vec<Output> {
     let children: Vec<_> = commands
         .iter()
-        .map(|(args, input)| {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_gops"))
-                .args(args)
-                .env("RUST_LOG", "warn")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut stdin = child.stdin.take().unwrap();
-            stdin.write_all(input.as_bytes()).unwrap();
-            drop(stdin);
-            child
-        })
+        .map(|(args, input)| spawn_with_input(args, input))
         .collect();
     children
         .into_iter()

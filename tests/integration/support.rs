@@ -25,6 +25,22 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Starts `gops args` with `input` written to its stdin, then closed; stdout and stderr
+/// piped (`wait_with_output` collects them).
+pub fn spawn_with_input<S: AsRef<std::ffi::OsStr>>(args: &[S], input: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gops"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gops starts");
+    let mut stdin = child.stdin.take().expect("a piped stdin");
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).expect("gops reads its input");
+    child
+}
+
 /// Runs `gops` and requires success.
 pub fn gops_ok(args: &[&str]) -> String {
     let out = gops(args);

@@ -4,12 +4,8 @@
 use std::path::Path;
 
 use gops_common::cards::CardSet;
-use gops_common::checksum::Digest;
-use gops_common::engine::SolvedSlice;
 use gops_common::objective::Objective;
-use gops_common::plan::LayerSize;
 use gops_common::rules::{play_round, turn_up};
-use gops_common::solution::InMemorySolution;
 use gops_common::state::GameState;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -18,30 +14,10 @@ use super::*;
 use crate::oracle::Oracle;
 use crate::query::{RevealedGame, revealed_game, state_value};
 use crate::shared::SharedOracle;
-use crate::store::LayerRecord;
 
 /// A complete db of the `n`-card game at `path`, its slices those of an in-memory solve.
 fn solved_store(path: &Path, n: u8, objective: Objective) -> Store {
-    let solved = InMemorySolution::solve(n, objective).unwrap();
-    let store = Store::open_or_create(path, n, objective).unwrap();
-    for k in 1..=n {
-        let slices: Vec<SolvedSlice> = solved.layers[usize::from(k)]
-            .iter()
-            .enumerate()
-            .map(|(rank, slice)| SolvedSlice {
-                prize_rank: rank as u32,
-                slice: slice.clone(),
-                max_gap: 0.0,
-                games: 0,
-            })
-            .collect();
-        store.put_slices(k, &slices).unwrap();
-        let size = LayerSize::of(n, k, objective);
-        let digests: Vec<Digest> = slices.iter().map(|s| s.to_bytes().digest).collect();
-        let record = LayerRecord::complete(&size, &digests, 0.0, 0, 0);
-        store.complete_layer(&record).unwrap();
-    }
-    store
+    crate::test_db::solved_store(path, n, objective, n)
 }
 
 /// Reads records larger than `min_bytes` in part, keeping `cache_bytes`.

@@ -6,41 +6,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
-use gops_common::engine::SolvedSlice;
 use gops_common::objective::Objective;
-use gops_common::plan::LayerSize;
-use gops_common::solution::InMemorySolution;
 
 use super::*;
-use crate::progress::LayerProgress;
 use crate::store::Store;
 
-/// The db at `path` with layers 1 to `complete` of the `n`-card game solved and
-/// completed as a solve completes them (checksums from the slices), through a writer's
-/// handle, which is returned (still holding the db).
+/// The db at `path` with layers 1 to `complete` of the `n`-card game stored and complete
+/// as a solve stores and completes them, through a writer's handle, which is returned
+/// (still holding the db).
 fn writer_with_layers(path: &Path, n: u8, objective: Objective, complete: u8) -> Store {
-    let solved = InMemorySolution::solve(n, objective).unwrap();
-    let store = Store::open_or_create(path, n, objective).unwrap();
-    for k in 1..=complete {
-        let slices: Vec<SolvedSlice> = solved.layers[usize::from(k)]
-            .iter()
-            .enumerate()
-            .map(|(rank, slice)| SolvedSlice {
-                prize_rank: rank as u32,
-                slice: slice.clone(),
-                max_gap: 0.0,
-                games: 1,
-            })
-            .collect();
-        store.put_slices(k, &slices).unwrap();
-        let mut progress = LayerProgress::empty(LayerSize::of(n, k, objective));
-        for s in &slices {
-            let bytes = s.to_bytes();
-            progress.record(s.prize_rank, bytes.digest, 0.0, 1, 1);
-        }
-        progress.complete(&store).unwrap().unwrap();
-    }
-    store
+    crate::test_db::solved_store(path, n, objective, complete)
 }
 
 /// Every file of the directory: its bytes and modification time.
