@@ -8,6 +8,11 @@ pub fn digest_bytes(bytes: &[u8]) -> Digest {
     *blake3::hash(bytes).as_bytes()
 }
 
+/// A digest as lowercase hex.
+pub fn digest_hex(digest: &Digest) -> String {
+    blake3::Hash::from(*digest).to_hex().to_string()
+}
+
 /// Accumulates slice digests in prize-rank order into a layer checksum.
 #[derive(Default)]
 pub struct LayerChecksum {

@@ -25,6 +25,17 @@ pub fn index_file_name(k: u8) -> String {
     format!("layer-{k:02}.idx")
 }
 
+/// Whether `name` is a data file's name as a db gives it (`slices-07.dat`): nothing that
+/// leaves the directory, so a name read from a sealed record or sent by a coordinator
+/// can be joined to the db's path.
+pub fn is_data_file_name(name: &str) -> bool {
+    name.ends_with(".dat")
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
 /// Which layer of which game an index is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IndexHeader {

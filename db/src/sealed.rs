@@ -18,9 +18,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gops_common::checksum::{Digest, LayerChecksum, digest_bytes};
+use gops_common::checksum::{Digest, LayerChecksum, digest_bytes, digest_hex};
 use gops_common::prizes::prize_set_count;
-pub use gops_common::sealed_index::{INDEX_VERSION, index_file_name};
+pub use gops_common::sealed_index::{INDEX_VERSION, index_file_name, is_data_file_name};
 use gops_common::sealed_index::{IndexEntry, IndexHeader, SealedIndex};
 use serde::{Deserialize, Serialize};
 
@@ -79,10 +79,6 @@ impl SealedLayer {
         }
     }
 
-    pub fn k(&self) -> u8 {
-        self.record.k
-    }
-
     /// The entry of prize rank `rank`, if the layer has one.
     pub fn entry(&self, rank: u32) -> Option<&SealedEntry> {
         self.entries.get(rank as usize)
@@ -127,7 +123,7 @@ impl SealedLayer {
             index: FileStamp {
                 file: index_file_name(k),
                 bytes: index.len() as u64,
-                blake3: Some(hex(&digest_bytes(&index))),
+                blake3: Some(digest_hex(&digest_bytes(&index))),
             },
             data: FileStamp {
                 file: self.data_file.clone(),
@@ -175,7 +171,7 @@ impl SealedLayer {
         let index_path = dir.join(&seal.index.file);
         let bytes = std::fs::read(&index_path).map_err(|e| damaged(&index_path, e.to_string()))?;
         if bytes.len() as u64 != seal.index.bytes
-            || seal.index.blake3.as_deref() != Some(hex(&digest_bytes(&bytes)).as_str())
+            || seal.index.blake3.as_deref() != Some(digest_hex(&digest_bytes(&bytes)).as_str())
         {
             return Err(damaged(
                 &index_path,
@@ -274,20 +270,6 @@ fn decode_index(
         ));
     }
     Ok(index)
-}
-
-/// A data file's name as the store gives it (`slices-07.dat`): nothing that leaves the
-/// directory.
-pub fn is_data_file_name(name: &str) -> bool {
-    name.ends_with(".dat")
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-}
-
-fn hex(digest: &Digest) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Writes `bytes` to `dir/name` through a synced temporary file renamed over it.

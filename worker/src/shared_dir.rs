@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_set_count;
-use gops_common::sealed_index::{SealedIndex, index_file_name};
+use gops_common::sealed_index::{SealedIndex, index_file_name, is_data_file_name};
 use gops_common::slice::SliceBytes;
 use gops_proto::v1::SlicePlace;
 
@@ -139,16 +139,6 @@ impl SharedDir {
         open.insert(name.to_string(), Arc::clone(&file));
         Ok(file)
     }
-}
-
-/// A name the coordinator's store gives a data file (`slices-07.dat`): nothing that
-/// leaves the directory.
-fn is_data_file_name(name: &str) -> bool {
-    name.ends_with(".dat")
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 
 use super::scratch::{RUN, StateScratch};
-use super::{EngineError, LayerEngine, PATTERNS_PER_TASK, bisect_window};
+use super::{EngineError, LayerEngine, PATTERNS_PER_TASK, bisect_window, settle_outside};
 use crate::cards::CardSet;
 use crate::kernel::{GameOutcome, GameSolver};
 use crate::matrix_fill::{self, WinEntry};
@@ -141,18 +141,16 @@ impl LayerEngine {
         let first_d = self.first_d(p, slice.diff_range);
         let (rows, cols, children, signs) = self.children.of(p);
         scratch.prepare_win(p, children, signs, slice.views);
-        let Some((lo, hi)) = scratch.unsettled_window(p, rows, cols) else {
+        let Some(window) = scratch.unsettled_window(p, rows, cols) else {
             return Plan::Alone;
         };
         let range = &mut values[(first_d + slice.diff_range) as usize..];
-        let last_d = first_d + range.len() as i32;
-        let (lo, hi) = (lo.clamp(first_d, last_d), hi.clamp(first_d, last_d));
-        let (below, rest) = range.split_at_mut((lo - first_d) as usize);
-        let (inside, above) = rest.split_at_mut((hi - lo) as usize);
-        below.fill(-1.0);
+        let (lo, inside) = settle_outside(range, first_d, window);
         inside.fill(0.0);
-        above.fill(1.0);
-        Plan::Window { lo, hi }
+        Plan::Window {
+            lo,
+            hi: lo + inside.len() as i32,
+        }
     }
 
     /// The games of pattern `p` under `upcard` (the slice below `view`) at the score
@@ -270,28 +268,7 @@ impl LayerEngine {
                 })?;
             }
         }
-        if self.first_d(p, diff_range) == 1 {
-            values[diff_range as usize] = 0.0;
-            for d in 1..=diff_range {
-                values[(diff_range - d) as usize] = -values[(diff_range + d) as usize];
-            }
-        }
-        for (pos, value) in values.iter_mut().enumerate() {
-            if !slice.reach.contains(pos) {
-                *value = UNREACHABLE;
-            }
-        }
+        self.complete_pattern(p, values, diff_range, Some(slice.reach));
         Ok((max_gap, games))
-    }
-
-    /// The first score difference solved for canonical pattern `p`: 1 for a symmetric
-    /// pattern (a fair game: W(P,C,d) = -W(P,C,-d), 0 at d = 0), else the lowest.
-    fn first_d(&self, p: usize, diff_range: i32) -> i32 {
-        let pattern = self.layout.canonical[p];
-        if pattern == pattern.swapped() {
-            1
-        } else {
-            -diff_range
-        }
     }
 }

@@ -229,13 +229,7 @@ impl LayerEngine {
                     let mut games = 0u64;
                     for (offset, values) in out.chunks_exact_mut(width).enumerate() {
                         let p = task * PATTERNS_PER_TASK + offset;
-                        let pattern = self.layout.canonical[p];
-                        let symmetric = pattern == pattern.swapped();
-                        // a symmetric pattern is a fair game: W(P,C,d) = -W(P,C,-d), V = 0
-                        let first_d = if symmetric { 1 } else { -diff_range };
-                        if symmetric {
-                            values[diff_range as usize] = 0.0;
-                        }
+                        let first_d = self.first_d(p, diff_range);
                         let range = &mut values[(first_d + diff_range) as usize..];
                         // for win with the bisection: the window of d that needs solving,
                         // read off the children's windows where they are prepared
@@ -256,15 +250,8 @@ impl LayerEngine {
                         };
                         match (self.objective, self.diff_search) {
                             (Objective::Win, DiffSearch::Bisect) => match window {
-                                Some((lo, hi)) => {
-                                    // -1 below the window, +1 from its end, solved inside
-                                    let last_d = first_d + range.len() as i32;
-                                    let (lo, hi) =
-                                        (lo.clamp(first_d, last_d), hi.clamp(first_d, last_d));
-                                    let (below, rest) = range.split_at_mut((lo - first_d) as usize);
-                                    let (inside, above) = rest.split_at_mut((hi - lo) as usize);
-                                    below.fill(-1.0);
-                                    above.fill(1.0);
+                                Some(window) => {
+                                    let (lo, inside) = settle_outside(range, first_d, window);
                                     for (slot, d) in inside.iter_mut().zip(lo..) {
                                         *slot = match run_reach.contains_diff(d) {
                                             true => solve_at(d)?,
@@ -282,19 +269,7 @@ impl LayerEngine {
                                 }
                             }
                         }
-                        if symmetric {
-                            for d in 1..=diff_range {
-                                values[(diff_range - d) as usize] =
-                                    -values[(diff_range + d) as usize];
-                            }
-                        }
-                        if let Some(reach) = reach {
-                            for (pos, value) in values.iter_mut().enumerate() {
-                                if !reach.contains(pos) {
-                                    *value = UNREACHABLE;
-                                }
-                            }
-                        }
+                        self.complete_pattern(p, values, diff_range, reach);
                     }
                     Ok((max_gap, games))
                 },
@@ -438,6 +413,58 @@ impl LayerEngine {
         }
         Ok(outcome)
     }
+}
+
+impl LayerEngine {
+    /// The first score difference solved for canonical pattern `p`: 1 for a symmetric
+    /// pattern (a fair game: W(P,C,d) = -W(P,C,-d), so 0 at d = 0 and the rest mirrored),
+    /// else the lowest.
+    fn first_d(&self, p: usize, diff_range: i32) -> i32 {
+        let pattern = self.layout.canonical[p];
+        if pattern == pattern.swapped() {
+            1
+        } else {
+            -diff_range
+        }
+    }
+
+    /// Completes canonical pattern `p`'s values once those from [`LayerEngine::first_d`]
+    /// on are solved: a symmetric pattern's 0 at d = 0 and its mirrored half, and
+    /// [`UNREACHABLE`] wherever `reach` leaves d out.
+    fn complete_pattern(
+        &self,
+        p: usize,
+        values: &mut [f64],
+        diff_range: i32,
+        reach: Option<&Reach>,
+    ) {
+        if self.first_d(p, diff_range) == 1 {
+            values[diff_range as usize] = 0.0;
+            for d in 1..=diff_range {
+                values[(diff_range - d) as usize] = -values[(diff_range + d) as usize];
+            }
+        }
+        if let Some(reach) = reach {
+            for (pos, value) in values.iter_mut().enumerate() {
+                if !reach.contains(pos) {
+                    *value = UNREACHABLE;
+                }
+            }
+        }
+    }
+}
+
+/// A `win` pattern's values from `first_d` on (`range`) outside its unsettled `window`
+/// (clamped to them): -1 below it, +1 from its end. The window's first d and the values
+/// inside it, left to solve.
+fn settle_outside(range: &mut [f64], first_d: i32, (lo, hi): (i32, i32)) -> (i32, &mut [f64]) {
+    let last_d = first_d + range.len() as i32;
+    let (lo, hi) = (lo.clamp(first_d, last_d), hi.clamp(first_d, last_d));
+    let (below, rest) = range.split_at_mut((lo - first_d) as usize);
+    let (inside, above) = rest.split_at_mut((hi - lo) as usize);
+    below.fill(-1.0);
+    above.fill(1.0);
+    (lo, inside)
 }
 
 /// A state re-solved by [`LayerEngine::recompute_value`].
