@@ -157,37 +157,43 @@ unsafe fn fill_win_run4_avx2(matrices: &mut [f64], entries: &[WinEntry], d0: i32
     let one = _mm256_set1_pd(1.0);
     let minus_one = _mm256_set1_pd(-1.0);
     let sign = _mm256_set1_pd(-0.0);
-    // one entry's four values, at d0..d0 + 4 in its lanes
-    let entry_run = |e: &WinEntry| -> __m256d {
-        // SAFETY: AVX2 is present (the caller's contract); the masked load reads only
-        // lanes inside the window, at `start + position < start + len <= values.len()`
-        // (checked by the caller for this entry), and the pointer is formed with
-        // wrapping arithmetic (masked lanes may lie outside the values).
-        unsafe {
-            let at0 = ((d0 ^ e.flip) - e.flip) + e.offset;
-            // the lowest of the four positions (a mirrored child's descend from at0)
-            let low = at0 + 3 * e.flip;
-            let positions = _mm_add_epi32(_mm_set1_epi32(low), lanes);
-            let below = _mm_cmpgt_epi32(zero, positions);
-            let inside = _mm_andnot_si128(below, _mm_cmpgt_epi32(_mm_set1_epi32(e.len), positions));
-            let bound = _mm256_blendv_pd(
-                one,
-                minus_one,
-                _mm256_castsi256_pd(_mm256_cvtepi32_epi64(below)),
-            );
-            let inside = _mm256_cvtepi32_epi64(inside);
-            let from = values
-                .as_ptr()
-                .wrapping_offset(e.start as isize + low as isize);
-            let loaded = _mm256_maskload_pd(from, inside);
-            let v = _mm256_blendv_pd(bound, loaded, _mm256_castsi256_pd(inside));
-            // mirrored: positions descend with d (reverse the lanes), values negated
-            let flip = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::from(e.flip)));
-            let reversed = _mm256_permute4x64_pd::<0b00_01_10_11>(v);
-            let v = _mm256_blendv_pd(v, reversed, flip);
-            _mm256_xor_pd(v, _mm256_and_pd(flip, sign))
-        }
-    };
+    // one entry's four values, at d0..d0 + 4 in its lanes; a macro, not a closure, so
+    // that it is inlined (a closure called four times a block was not, and its
+    // constants were loaded through its captures on every call)
+    macro_rules! entry_run {
+        ($e:expr) => {{
+            let e: &WinEntry = $e;
+            // SAFETY: AVX2 is present (the caller's contract); the masked load reads
+            // only lanes inside the window, at `start + position < start + len <=
+            // values.len()` (checked for this block), and the pointer is formed with
+            // wrapping arithmetic (masked lanes may lie outside the values).
+            unsafe {
+                let at0 = ((d0 ^ e.flip) - e.flip) + e.offset;
+                // the lowest of the four positions (a mirrored child's descend from at0)
+                let low = at0 + 3 * e.flip;
+                let positions = _mm_add_epi32(_mm_set1_epi32(low), lanes);
+                let below = _mm_cmpgt_epi32(zero, positions);
+                let inside =
+                    _mm_andnot_si128(below, _mm_cmpgt_epi32(_mm_set1_epi32(e.len), positions));
+                let bound = _mm256_blendv_pd(
+                    one,
+                    minus_one,
+                    _mm256_castsi256_pd(_mm256_cvtepi32_epi64(below)),
+                );
+                let inside = _mm256_cvtepi32_epi64(inside);
+                let from = values
+                    .as_ptr()
+                    .wrapping_offset(e.start as isize + low as isize);
+                let loaded = _mm256_maskload_pd(from, inside);
+                let v = _mm256_blendv_pd(bound, loaded, _mm256_castsi256_pd(inside));
+                // mirrored: positions descend with d (reverse the lanes), values negated
+                let flip = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::from(e.flip)));
+                let reversed = _mm256_permute4x64_pd::<0b00_01_10_11>(v);
+                let v = _mm256_blendv_pd(v, reversed, flip);
+                _mm256_xor_pd(v, _mm256_and_pd(flip, sign))
+            }
+        }};
+    }
     let fits = |e: &WinEntry| e.start as usize + e.len as usize <= values.len();
     for b in (0..whole).step_by(4) {
         let block = &entries[b..b + 4];
@@ -200,7 +206,8 @@ unsafe fn fill_win_run4_avx2(matrices: &mut [f64], entries: &[WinEntry], d0: i32
             }
             continue;
         }
-        let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|i| entry_run(&block[i]));
+        let (r0, r1) = (entry_run!(&block[0]), entry_run!(&block[1]));
+        let (r2, r3) = (entry_run!(&block[2]), entry_run!(&block[3]));
         // transpose: games j = 0..4 of the four entries
         let (lo01, hi01) = (_mm256_unpacklo_pd(r0, r1), _mm256_unpackhi_pd(r0, r1));
         let (lo23, hi23) = (_mm256_unpacklo_pd(r2, r3), _mm256_unpackhi_pd(r2, r3));

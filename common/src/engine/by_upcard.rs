@@ -30,12 +30,14 @@ enum Plan {
 }
 
 /// What the second pass works in, kept from pattern to pattern: the solver, one game's
-/// entries under the current upcard, [`RUN`] matrices.
+/// entries under the current upcard, [`RUN`] matrices, and the game left without a
+/// partner by the last run (its matrix and its place in the pattern's totals).
 #[derive(Default)]
 struct UpcardWork {
     solver: GameSolver,
     entries: Vec<WinEntry>,
     matrices: Vec<f64>,
+    waiting: Vec<f64>,
 }
 
 /// The slice being computed: its prize set, the slices below by upcard, the score
@@ -155,7 +157,8 @@ impl LayerEngine {
 
     /// The games of pattern `p` under `upcard` (the slice below `view`) at the score
     /// differences `first..`, filled [`RUN`] at a time and solved where reachable, in
-    /// pairs; each game's value added to its d's total in `totals`. The largest gap.
+    /// pairs (the pattern's last odd game alone); each game's value added to its d's
+    /// total in `totals`. The largest gap.
     fn add_upcard(
         &self,
         work: &mut UpcardWork,
@@ -169,6 +172,7 @@ impl LayerEngine {
             solver,
             entries,
             matrices,
+            waiting,
         } = work;
         solver.set_start(self.start);
         let (rows, cols, children, signs) = self.children.of(p);
@@ -194,12 +198,27 @@ impl LayerEngine {
         if matrices.len() < RUN * size {
             matrices.resize(RUN * size, 0.0);
         }
+        waiting.resize(size, 0.0);
+        let games = totals.len();
         let mut max_gap = 0.0f64;
-        for (run, totals) in totals.chunks_mut(RUN).enumerate() {
-            let d0 = first + (run * RUN) as i32;
+        let mut add = |at: usize, outcome: GameOutcome| {
+            let d = first + at as i32;
+            let outcome = self.certified(outcome, slice.prizes, p, upcard, d)?;
+            totals[at] += outcome.value;
+            max_gap = max_gap.max(outcome.gap);
+            Ok::<(), EngineError>(())
+        };
+        // the games are solved in pairs, a run's odd one with the next run's first
+        // (each total gets one value an upcard, so the order of the solves changes
+        // no bit)
+        let mut waiting_at: Option<usize> = None;
+        for run in 0..games.div_ceil(RUN) {
+            let start = run * RUN;
+            let len = RUN.min(games - start);
+            let d0 = first + start as i32;
             let mut reachable = [0usize; RUN];
             let mut count = 0;
-            for j in 0..totals.len() {
+            for j in 0..len {
                 if slice.reach.contains_diff(d0 + j as i32) {
                     reachable[count] = j;
                     count += 1;
@@ -208,24 +227,30 @@ impl LayerEngine {
             if count == 0 {
                 continue;
             }
-            let matrices = &mut matrices[..totals.len() * size];
+            let matrices = &mut matrices[..len * size];
             matrix_fill::fill_win_run(matrices, entries, d0, &view.values);
-            let mut add = |j: usize, outcome: GameOutcome| {
-                let outcome = self.certified(outcome, slice.prizes, p, upcard, d0 + j as i32)?;
-                totals[j] += outcome.value;
-                max_gap = max_gap.max(outcome.gap);
-                Ok(())
-            };
             let matrix = |j: usize| &matrices[j * size..][..size];
-            let mut pairs = reachable[..count].chunks_exact(2);
+            let mut reachable = &reachable[..count];
+            if let Some(at) = waiting_at.take() {
+                let j = reachable[0];
+                let [o0, o1] = solver.solve_pair(waiting, matrix(j), rows, cols);
+                add(at, o0)?;
+                add(start + j, o1)?;
+                reachable = &reachable[1..];
+            }
+            let mut pairs = reachable.chunks_exact(2);
             for pair in &mut pairs {
                 let [o0, o1] = solver.solve_pair(matrix(pair[0]), matrix(pair[1]), rows, cols);
-                add(pair[0], o0)?;
-                add(pair[1], o1)?;
+                add(start + pair[0], o0)?;
+                add(start + pair[1], o1)?;
             }
             if let [j] = *pairs.remainder() {
-                add(j, solver.solve(matrix(j), rows, cols))?;
+                waiting.copy_from_slice(matrix(j));
+                waiting_at = Some(start + j);
             }
+        }
+        if let Some(at) = waiting_at {
+            add(at, solver.solve(waiting, rows, cols))?;
         }
         Ok(max_gap)
     }
