@@ -4,15 +4,16 @@
 //! a TLS refusal and every other error are final.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tonic::{Code, Status};
 use tracing::warn;
 
 use crate::backoff::{Backoff, is_transient, tls_refusal};
-use crate::connection::Client;
 use crate::error::ClientError;
+use crate::link::Link;
 
 /// How a call ended, once transient failures were retried.
 pub enum Called<T> {
@@ -24,44 +25,34 @@ pub enum Called<T> {
 /// A failed call's message with the errors behind it ("transport error" alone says
 /// nothing; "connection refused" does).
 fn reason(status: &Status) -> String {
-    let mut text = status.message().to_string();
-    let mut source = std::error::Error::source(status);
-    while let Some(e) = source {
-        let next = e.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = e.source();
-    }
-    text
+    gops_proto::error_text::with_sources(status.message().to_string(), status)
 }
 
 /// How long a worker asked to stop keeps retrying an unreachable coordinator (to hand in
 /// its last shard) before it exits anyway.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// Calls `f` until it succeeds, is refused for good, the coordinator has been
-/// unreachable for longer than `backoff` allows, or the worker was asked to `stop` more
-/// than [`STOP_GRACE`] ago.
-pub async fn call_with<T, F, Fut>(
-    client: &Client,
+/// Calls `f` with the coordinator's `link` until it succeeds, is refused for good, the
+/// coordinator has been unreachable for longer than `backoff` allows, or the worker was
+/// asked to `stop` more than [`STOP_GRACE`] ago. Time is tokio's (paused in tests).
+pub async fn call_with<L: Link, T, F, Fut>(
+    link: &L,
     backoff: &Backoff,
     stop: &watch::Receiver<bool>,
     what: &str,
     mut f: F,
 ) -> Result<Called<T>, ClientError>
 where
-    F: FnMut(Client) -> Fut,
-    Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    F: FnMut(L) -> Fut,
+    Fut: Future<Output = Result<T, Status>>,
 {
     let started = Instant::now();
     let mut attempt = 0;
     let mut stop = stop.clone();
     let mut stop_seen: Option<Instant> = None;
     loop {
-        match f(client.clone()).await {
-            Ok(response) => return Ok(Called::Done(response.into_inner())),
+        match f(link.clone()).await {
+            Ok(reply) => return Ok(Called::Done(reply)),
             Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
             Err(status) if tls_refusal(&status).is_some() => {
                 let why = tls_refusal(&status).unwrap_or_default();

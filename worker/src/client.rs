@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use gops_common::budget::{CacheSplit, Role, bounded_need};
 use gops_common::cache::SliceCache;
@@ -28,6 +30,7 @@ use crate::connection::connect_with_ca;
 use crate::error::ClientError;
 use crate::fetch::SliceSources;
 use crate::heartbeat::{Phase, keep_lease};
+use crate::link::Link;
 use crate::session::Session;
 use crate::shared_dir::SharedDir;
 use crate::submit::{InFlight, send_submission, settle, submission_chunks};
@@ -95,21 +98,32 @@ pub async fn run_worker(
     shutdown: watch::Receiver<bool>,
 ) -> Result<WorkerSummary, ClientError> {
     // every line the worker logs names its coordinator
-    let span = tracing::info_span!("worker", coordinator = %config.coordinator);
-    work(config, shutdown).instrument(span).await
-}
-
-async fn work(
-    config: WorkerConfig,
-    mut shutdown: watch::Receiver<bool>,
-) -> Result<WorkerSummary, ClientError> {
-    let solver = Arc::new(ShardSolver::new(config.threads)?);
-    let client = connect_with_ca(
+    let link = connect_with_ca(
         &config.coordinator,
         config.token.as_deref(),
         config.tls_ca.as_deref(),
     )?;
-    let mut session = Session::new(client, config.backoff.clone(), shutdown.clone());
+    run_worker_with(config, link, shutdown).await
+}
+
+/// [`run_worker`] over `link` (in tests, a coordinator in memory): `config.coordinator`
+/// only names it in the log.
+pub async fn run_worker_with<L: Link>(
+    config: WorkerConfig,
+    link: L,
+    shutdown: watch::Receiver<bool>,
+) -> Result<WorkerSummary, ClientError> {
+    let span = tracing::info_span!("worker", coordinator = %config.coordinator);
+    work(config, link, shutdown).instrument(span).await
+}
+
+async fn work<L: Link>(
+    config: WorkerConfig,
+    link: L,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<WorkerSummary, ClientError> {
+    let solver = Arc::new(ShardSolver::new(config.threads)?);
+    let mut session = Session::new(link, config.backoff.clone(), shutdown.clone());
     session.hello(&config.name, config.threads).await?;
     let cache_bytes = match config.memory_budget {
         None => config.cache_bytes,
@@ -265,8 +279,8 @@ enum Next {
 /// Leases a shard and makes it ready: the layer's engine (built when the layer is new,
 /// which also tells the cache to keep only that layer's dependencies) and the slices it
 /// reads, from the cache, the shared directory or fetched.
-async fn next_shard(
-    session: &Session,
+async fn next_shard<L: Link>(
+    session: &Session<L>,
     sources: &mut SliceSources,
     engine: &mut Option<Arc<LayerEngine>>,
 ) -> Result<Next, ClientError> {
@@ -276,7 +290,7 @@ async fn next_shard(
         session_key: session.key.to_wire(),
     };
     let reply = match session
-        .call("lease", |mut c| {
+        .call("lease", |c| {
             let r = request.clone();
             async move { c.lease(r).await }
         })
@@ -312,7 +326,7 @@ async fn next_shard(
                 LayerEngine::new(n, layer, objective).with_start(start)
             })
             .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            .map_err(|e| ClientError::Local(format!("building the layer's engine: {e}")))?;
             sources.cache.keep_layer(layer - 1);
             let built = Arc::new(built);
             *engine = Some(Arc::clone(&built));
@@ -335,8 +349,8 @@ async fn next_shard(
 /// threads do not sit idle while a lease and its slices travel; the next shard's lease
 /// is heartbeaten once it is held. Returns the solved slices and what the next lease
 /// gave.
-async fn solve_leasing_ahead(
-    session: &Session,
+async fn solve_leasing_ahead<L: Link>(
+    session: &Session<L>,
     solver: &Arc<ShardSolver>,
     sources: &mut SliceSources,
     engine: &mut Option<Arc<LayerEngine>>,
@@ -394,37 +408,36 @@ async fn solve_leasing_ahead(
 
 /// Gives a lease back unfinished; the coordinator not answering is no reason to stop
 /// (the lease expires anyway).
-async fn release(session: &Session, lease_id: LeaseId) {
+async fn release<L: Link>(session: &Session<L>, lease_id: LeaseId) {
     release_failed(session, lease_id, "").await;
 }
 
 /// Gives a lease back saying why the shard failed (empty: a plain give-back), so the
 /// coordinator can stop a run on a shard no worker gets past.
-async fn release_failed(session: &Session, lease_id: LeaseId, failure: &str) {
+async fn release_failed<L: Link>(session: &Session<L>, lease_id: LeaseId, failure: &str) {
     let request = ReleaseRequest {
         worker_id: session.id().0,
         lease_id: lease_id.0,
         session_key: session.key.to_wire(),
         failure: failure.to_string(),
     };
-    let _ = session.client.clone().release(request).await;
+    let _ = session.client.release(request).await;
 }
 
 /// Ends the session, so the coordinator stops counting this worker as live at once (one
 /// attempt, at most 5 s: a coordinator of an earlier build, or one unreachable now,
 /// finds out when the session goes silent, as before).
-async fn leave(session: &Session) {
+async fn leave<L: Link>(session: &Session<L>) {
     let request = LeaveRequest {
         worker_id: session.id().0,
         session_key: session.key.to_wire(),
     };
-    let mut client = session.client.clone();
-    let _ = tokio::time::timeout(Duration::from_secs(5), client.leave(request)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), session.client.leave(request)).await;
 }
 
 /// Solves the shard on the pool, off the runtime, heartbeating its lease meanwhile.
-async fn solve_with_heartbeats(
-    session: &Session,
+async fn solve_with_heartbeats<L: Link>(
+    session: &Session<L>,
     solver: &Arc<ShardSolver>,
     engine: Arc<LayerEngine>,
     deps: HashMap<u32, Arc<Slice>>,
@@ -445,7 +458,7 @@ async fn solve_with_heartbeats(
     );
     tokio::select! {
         result = task => {
-            result.map_err(|e| ClientError::Protocol(format!("solver thread failed: {e}")))
+            result.map_err(|e| ClientError::Local(format!("the solver's thread failed: {e}")))
         }
         () = beats => unreachable!("heartbeats never end"),
     }

@@ -1,5 +1,8 @@
 //! How a worker's work fails: one error type for every module of the worker (a leaf, so
-//! that they need not reach into the main loop for it).
+//! that they need not reach into the main loop for it), which says whose fault it was:
+//! the coordinator's ([`ClientError::Protocol`], [`ClientError::Refused`]), the
+//! network's ([`ClientError::GaveUp`], [`ClientError::NeverReached`]) or the worker's
+//! own ([`ClientError::Local`], [`ClientError::Solver`], [`ClientError::Budget`]).
 
 use std::time::Duration;
 
@@ -32,8 +35,13 @@ pub enum ClientError {
         need_mib: u64,
         budget_mib: u64,
     },
+    /// The coordinator's fault: a reply of the wrong form or content.
     #[error("the coordinator sent something unusable: {0}")]
     Protocol(String),
+    /// This worker's own fault: one of its tasks (the solver's thread, a submission, a
+    /// read of the shared directory) failed.
+    #[error("this worker failed: {0}")]
+    Local(String),
     #[error(transparent)]
     Solver(#[from] ShardError),
 }

@@ -17,6 +17,7 @@ use tracing::warn;
 
 use crate::call::Called;
 use crate::error::ClientError;
+use crate::link::Link;
 use crate::session::Session;
 use crate::shared_dir::SharedDir;
 
@@ -51,9 +52,9 @@ impl SliceSources {
 
     /// The slices of layer `layer - 1` that the shard of `prize_ranks` reads, by prize
     /// rank.
-    pub async fn dependencies(
+    pub async fn dependencies<L: Link>(
         &mut self,
-        session: &Session,
+        session: &Session<L>,
         layer: u8,
         prize_ranks: &[u32],
     ) -> Result<HashMap<u32, Arc<Slice>>, ClientError> {
@@ -96,9 +97,9 @@ impl SliceSources {
     /// failed call) leaves them all to the fetch, and one that never can (the call is
     /// unimplemented) turns the directory off, as does a directory none of whose reads
     /// ever matched.
-    async fn read_from_dir(
+    async fn read_from_dir<L: Link>(
         &mut self,
-        session: &Session,
+        session: &Session<L>,
         below: u8,
         missing: Vec<u32>,
         deps: &mut HashMap<u32, Arc<Slice>>,
@@ -128,10 +129,9 @@ impl SliceSources {
                 Some(places) => Ok(places),
                 None => session
                     .client
-                    .clone()
                     .locate_slices(request)
                     .await
-                    .map(|reply| reply.into_inner().places),
+                    .map(|reply| reply.places),
             };
             let places = match located {
                 Ok(places) => places,
@@ -160,7 +160,7 @@ impl SliceSources {
                 read_places(&reader, n, objective, below, places)
             })
             .await
-            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            .map_err(|e| ClientError::Local(format!("reading the shared directory: {e}")))?;
             for (rank, outcome) in read {
                 match outcome {
                     Ok(slice) => {
@@ -235,22 +235,19 @@ fn read_places(
 }
 
 /// The slices `chunk` of layer `below`, fetched from the coordinator and checked.
-async fn fetch(session: &Session, below: u8, chunk: &[u32]) -> Result<Vec<Slice>, ClientError> {
+async fn fetch<L: Link>(
+    session: &Session<L>,
+    below: u8,
+    chunk: &[u32],
+) -> Result<Vec<Slice>, ClientError> {
     let request = FetchRequest {
         layer: u32::from(below),
         prize_ranks: chunk.to_vec(),
     };
     let fetched = session
-        .call("fetch", |mut c| {
+        .call("fetch", |c| {
             let r = request.clone();
-            async move {
-                let mut stream = c.fetch_slices(r).await?.into_inner();
-                let mut slices = Vec::new();
-                while let Some(item) = stream.message().await? {
-                    slices.push(item);
-                }
-                Ok(tonic::Response::new(slices))
-            }
+            async move { c.fetch_slices(r).await }
         })
         .await?;
     let Called::Done(fetched) = fetched else {

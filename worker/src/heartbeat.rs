@@ -7,7 +7,7 @@ use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::HeartbeatRequest;
 use tracing::{debug, warn};
 
-use crate::connection::Client;
+use crate::link::Link;
 
 /// What a lease is kept alive for.
 #[derive(Clone, Copy, PartialEq)]
@@ -20,8 +20,8 @@ pub enum Phase {
 
 /// One heartbeat for `lease_id`, bounded by `limit` so a stuck call never holds up the
 /// work it accompanies; failures are logged, not fatal.
-async fn heartbeat(
-    client: &Client,
+async fn heartbeat<L: Link>(
+    client: &L,
     caller: Caller,
     lease_id: LeaseId,
     limit: Duration,
@@ -32,9 +32,8 @@ async fn heartbeat(
         lease_id: lease_id.0,
         session_key: caller.key.to_wire(),
     };
-    let mut client = client.clone();
     match tokio::time::timeout(limit, client.heartbeat(request)).await {
-        Ok(Ok(reply)) if !reply.get_ref().valid => match phase {
+        Ok(Ok(reply)) if !reply.valid => match phase {
             Phase::Solving => warn!(lease = %lease_id, "lease lost; finishing the shard anyway"),
             Phase::Submitting => debug!(lease = %lease_id, "lease no longer open while submitting"),
         },
@@ -45,8 +44,8 @@ async fn heartbeat(
 }
 
 /// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
-pub async fn keep_lease(
-    client: Client,
+pub async fn keep_lease<L: Link>(
+    client: L,
     caller: Caller,
     lease_id: LeaseId,
     every: Duration,

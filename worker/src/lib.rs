@@ -5,6 +5,8 @@
 //!
 //! Layout, in the order a shard meets them:
 //! - [`connection`]: the coordinator's URL, TLS and token turned into a gRPC client.
+//! - [`link`]: the calls to the coordinator behind a trait (gRPC, or in memory in
+//!   tests).
 //! - [`call`]: one call retried with backoff ([`backoff`]) while the coordinator is away.
 //! - [`session`]: hello, the worker's id and the game it runs.
 //! - [`client`]: the main loop (lease, fetch, solve, submit) and the checked shard.
@@ -22,12 +24,17 @@ pub mod connection;
 pub mod error;
 pub mod fetch;
 pub mod heartbeat;
+pub mod link;
 pub mod session;
 pub mod shared_dir;
 pub mod submit;
 pub mod summary;
 
-pub use client::{WorkerConfig, run_worker};
+pub use client::{WorkerConfig, run_worker, run_worker_with};
 pub use connection::{Client, connect, connect_with_ca};
 pub use error::ClientError;
+pub use link::Link;
 pub use summary::WorkerSummary;
+
+#[cfg(test)]
+mod tests;

@@ -17,9 +17,11 @@ use crate::backoff::Backoff;
 use crate::call::{Called, call_with};
 use crate::connection::Client;
 use crate::error::ClientError;
+use crate::link::Link;
 
-pub struct Session {
-    pub client: Client,
+/// `L`: how calls reach the coordinator (gRPC, or an in-memory one in tests).
+pub struct Session<L: Link = Client> {
+    pub client: L,
     pub backoff: Backoff,
     /// Turns true when the worker is asked to stop.
     pub stop: watch::Receiver<bool>,
@@ -74,9 +76,9 @@ impl Welcome {
     }
 }
 
-impl Session {
+impl<L: Link> Session<L> {
     /// A session not yet greeted.
-    pub fn new(client: Client, backoff: Backoff, stop: watch::Receiver<bool>) -> Session {
+    pub fn new(client: L, backoff: Backoff, stop: watch::Receiver<bool>) -> Session<L> {
         Session {
             client,
             backoff,
@@ -106,8 +108,8 @@ impl Session {
 
     pub async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
     where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+        F: FnMut(L) -> Fut,
+        Fut: Future<Output = Result<T, Status>>,
     {
         call_with(&self.client, &self.backoff, &self.stop, what, f).await
     }
@@ -126,7 +128,7 @@ impl Session {
         } else {
             self.backoff.clone()
         };
-        let called = call_with(&self.client, &backoff, &self.stop, "hello", |mut c| {
+        let called = call_with(&self.client, &backoff, &self.stop, "hello", |c| {
             let r = request.clone();
             async move { c.hello(r).await }
         })

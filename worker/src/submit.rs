@@ -3,10 +3,11 @@
 //! `settle` waits for it, greets a restarted coordinator again and resends what it
 //! forgot, and accounts for the outcome.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use gops_common::engine::SolvedSlice;
-use gops_proto::call_metadata::submit_call;
 use gops_proto::ids::{Caller, LeaseId};
 use gops_proto::v1::{SliceData, SubmitRequest};
 use gops_proto::wire::slice_data;
@@ -18,6 +19,7 @@ use crate::call::{Called, call_with};
 use crate::connection::Client;
 use crate::error::ClientError;
 use crate::heartbeat::{Phase, keep_lease};
+use crate::link::Link;
 use crate::session::Session;
 use crate::summary::WorkerSummary;
 
@@ -72,8 +74,8 @@ pub fn submission_chunks(
 
 /// What a submission task needs from the session.
 #[derive(Clone)]
-pub struct Submitter {
-    client: Client,
+pub struct Submitter<L: Link = Client> {
+    client: L,
     backoff: Backoff,
     stop: watch::Receiver<bool>,
     caller: Caller,
@@ -81,8 +83,8 @@ pub struct Submitter {
     beat_every: Duration,
 }
 
-impl Session {
-    pub fn submitter(&self) -> Submitter {
+impl<L: Link> Session<L> {
+    pub fn submitter(&self) -> Submitter<L> {
         Submitter {
             client: self.client.clone(),
             backoff: self.backoff.clone(),
@@ -95,8 +97,8 @@ impl Session {
 
 /// Sends the chunks in order, heartbeating the lease meanwhile (a large submission on a
 /// slow link must not cost the lease).
-pub async fn send_submission(
-    submitter: Submitter,
+pub async fn send_submission<L: Link>(
+    submitter: Submitter<L>,
     lease_id: LeaseId,
     chunks: Vec<Vec<SliceData>>,
 ) -> Result<Submission, ClientError> {
@@ -113,8 +115,8 @@ pub async fn send_submission(
     }
 }
 
-async fn send_chunks(
-    submitter: &Submitter,
+async fn send_chunks<L: Link>(
+    submitter: &Submitter<L>,
     lease_id: LeaseId,
     mut chunks: Vec<Vec<SliceData>>,
 ) -> Result<Submission, ClientError> {
@@ -133,9 +135,9 @@ async fn send_chunks(
             slices: chunks[0].clone(),
             session_key: caller.key.to_wire(),
         };
-        let result = call_with(client, backoff, stop, "submit", |mut c| {
+        let result = call_with(client, backoff, stop, "submit", |c| {
             let r = request.clone();
-            async move { c.submit(submit_call(r)).await }
+            async move { c.submit(r).await }
         })
         .await;
         match result {
@@ -170,7 +172,7 @@ pub async fn settle(
     let outcome = shard
         .task
         .await
-        .map_err(|e| ClientError::Protocol(format!("submission task failed: {e}")))??;
+        .map_err(|e| ClientError::Local(format!("the submission task failed: {e}")))??;
     match outcome {
         Submission::Stored(counted) => {
             summary.shards += 1;

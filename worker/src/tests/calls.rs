@@ -1,0 +1,169 @@
+//! One call at a time against the fake coordinator: the retry of a single call, and the
+//! heartbeats that keep a lease alive.
+
+use std::time::Duration;
+
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
+use gops_proto::v1::{HelloRequest, LeaseRequest};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tonic::Status;
+
+use super::fake::{Fake, Script};
+use super::{LEASE_MS, backoff};
+use crate::call::{Called, call_with};
+use crate::error::ClientError;
+use crate::heartbeat::{Phase, keep_lease};
+use crate::link::Link;
+
+fn caller() -> Caller {
+    Caller {
+        worker: WorkerId(41),
+        key: SessionKey([7; SessionKey::LEN]),
+    }
+}
+
+/// How many heartbeats the fake has seen.
+fn beats(fake: &Fake) -> usize {
+    fake.count("heartbeat")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_is_heartbeaten_every_period() {
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let every = Duration::from_secs(10);
+    let beating = tokio::spawn(keep_lease(
+        fake.clone(),
+        caller(),
+        LeaseId(1),
+        every,
+        Phase::Solving,
+    ));
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    assert_eq!(beats(&fake), 3, "at 10, 20 and 30 s");
+    beating.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_frozen_then_woken_worker_sends_one_heartbeat_not_a_burst() {
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let every = Duration::from_secs(10);
+    let beating = tokio::spawn(keep_lease(
+        fake.clone(),
+        caller(),
+        LeaseId(1),
+        every,
+        Phase::Solving,
+    ));
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert_eq!(beats(&fake), 2);
+    // frozen: the clock jumps ten periods while nothing runs (SIGSTOP, a suspended
+    // machine), then the task is woken
+    tokio::time::advance(Duration::from_secs(100)).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        beats(&fake),
+        3,
+        "one heartbeat on waking, not one per missed beat"
+    );
+    // and the next a period later, not sooner
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert_eq!(beats(&fake), 3);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(beats(&fake), 4);
+    beating.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_heartbeat_that_hangs_is_cut_off_and_the_next_one_still_goes() {
+    let script = Script {
+        hang_heartbeats: true,
+        ..Script::default()
+    };
+    let fake = Fake::new(3, LEASE_MS, script);
+    let every = Duration::from_secs(10);
+    let beating = tokio::spawn(keep_lease(
+        fake.clone(),
+        caller(),
+        LeaseId(1),
+        every,
+        Phase::Submitting,
+    ));
+    // each call hangs for its whole bound (one period), then the next is made
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    let at: Vec<Instant> = fake.seen().iter().map(|s| s.at).collect();
+    assert!(at.len() >= 2, "{} heartbeats", at.len());
+    assert!(at.windows(2).all(|w| w[1] - w[0] >= every));
+    beating.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_is_retried_through_transient_failures_and_answers() {
+    let script = Script {
+        unreachable_leases: 3,
+        ..Script::default()
+    };
+    let fake = Fake::new(3, LEASE_MS, script);
+    hello(&fake).await;
+    let (_stop, stop) = watch::channel(false);
+    let request = LeaseRequest {
+        worker_id: 41,
+        session_key: vec![7; 32],
+    };
+    let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
+        let r = request.clone();
+        async move { link.lease(r).await }
+    })
+    .await
+    .expect("answers in the end");
+    assert!(matches!(called, Called::Done(reply) if reply.reply.is_some()));
+    assert_eq!(fake.count("lease"), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unknown_worker_is_told_to_greet_again() {
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let (_stop, stop) = watch::channel(false);
+    let request = LeaseRequest {
+        worker_id: 41,
+        session_key: vec![7; 32],
+    };
+    // no hello yet: the fake knows no worker
+    let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
+        let r = request.clone();
+        async move { link.lease(r).await }
+    })
+    .await
+    .expect("not an error");
+    assert!(matches!(called, Called::Forgotten));
+    assert_eq!(fake.count("lease"), 1, "not retried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refusal_is_final_and_names_the_call() {
+    let (_stop, stop) = watch::channel(false);
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let started = Instant::now();
+    let result: Result<Called<()>, ClientError> =
+        call_with(&fake, &backoff(), &stop, "submit", |_link| async {
+            Err(Status::invalid_argument("a slice outside the lease"))
+        })
+        .await;
+    let Err(ClientError::Refused(why)) = result else {
+        panic!("not a refusal");
+    };
+    assert_eq!(why, "submit: a slice outside the lease");
+    assert_eq!(started.elapsed(), Duration::ZERO);
+}
+
+async fn hello(fake: &Fake) {
+    let request = HelloRequest {
+        protocol_version: gops_proto::PROTOCOL_VERSION,
+        worker_name: "test".into(),
+        threads: 1,
+    };
+    let reply = fake.hello(request).await.expect("hello");
+    assert_eq!(reply.worker_id, 41);
+}
