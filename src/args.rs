@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use gops_common::Objective;
+use gops_coordinator::config::VerifyMode;
 
 #[derive(Parser)]
 #[command(
@@ -71,13 +73,22 @@ fn parse_objective(s: &str) -> Result<Objective, String> {
     s.parse()
 }
 
-/// A share of a whole: above 0, at most 1.
+/// `--verify-slices`: a share of the slices, checked where the coordinator checks it.
 fn parse_share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(share) if share > 0.0 && share <= 1.0 => Ok(share),
-        Ok(share) => Err(format!("must be above 0 and at most 1, got {share}")),
-        Err(e) => Err(format!("not a number: {e}")),
-    }
+    let share = s.parse::<f64>().map_err(|e| format!("not a number: {e}"))?;
+    gops_coordinator::config::verify_slices(share)
+}
+
+/// `--verify-mode`: one of the coordinator's names, listed in `--help`.
+fn verify_mode_parser() -> impl TypedValueParser<Value = VerifyMode> {
+    clap::builder::PossibleValuesParser::new(VerifyMode::NAMES)
+        .map(|name| name.parse().expect("a name of VerifyMode::NAMES"))
+}
+
+/// `--verify-fraction`: a fraction of the states, checked where the coordinator checks it.
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    let fraction = s.parse::<f64>().map_err(|e| format!("not a number: {e}"))?;
+    gops_coordinator::config::verify_fraction(fraction)
 }
 
 #[derive(Args)]
@@ -113,7 +124,7 @@ pub struct SolveArgs {
     /// F / Q of the states of a share Q of the slices. 0, the default, re-solves nothing
     /// (the same process computed them; the cheap checks still run); `gops verify`
     /// re-checks a db afterwards.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = parse_fraction, allow_negative_numbers = true)]
     pub verify_fraction: f64,
     /// Share of the slices whose states are re-solved, each chosen at random with
     /// --verify-fraction / SHARE of its states: the same states re-solved in all, fewer
@@ -186,7 +197,7 @@ pub struct CoordinatorArgs {
     /// Fraction F of the states handed in that the coordinator re-solves and compares bit
     /// for bit: F of every slice's states, or with --verify-slices Q below 1, F / Q of the
     /// states of a share Q of the slices.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = parse_fraction, allow_negative_numbers = true)]
     pub verify_fraction: f64,
     /// Share of the submitted slices whose states are re-solved, each chosen at random
     /// with --verify-fraction / SHARE of its states: the same states re-solved in all,
@@ -198,8 +209,8 @@ pub struct CoordinatorArgs {
     /// re-solved) or `replicate` (also: every shard solved by two workers, or two tokens
     /// when there is one per worker, and stored only when their copies agree; twice the
     /// work). See docs/guide/security.md.
-    #[arg(long, default_value = "sample", value_parser = ["sample", "replicate"])]
-    pub verify_mode: String,
+    #[arg(long, default_value = "sample", value_parser = verify_mode_parser())]
+    pub verify_mode: VerifyMode,
     /// Matrix games per shard the coordinator aims for (smaller shards spread a layer
     /// over more workers; larger ones cost fewer round trips).
     #[arg(long, default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]

@@ -139,22 +139,20 @@ const DASHBOARD_GRACE: Duration = Duration::from_secs(10);
 /// Resolves, with the reason, once the coordinator cannot go on: its store can no longer
 /// be written, or a shard fails on every worker that takes it.
 async fn run_failure(core: Arc<Coordinator>) -> String {
+    let mut changes = core.changes();
     loop {
         if let Some(failure) = core.failure() {
             return failure;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        if changes.changed().await.is_err() {
+            // the core is gone: nothing will fail any more
+            std::future::pending::<()>().await;
+        }
     }
 }
 
 pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
-    if !(0.0..=1.0).contains(&args.verify_fraction) {
-        return Err(Failure::Usage(format!(
-            "--verify-fraction must be between 0 and 1, got {}",
-            args.verify_fraction
-        )));
-    }
     let tokens = read_tokens(args.token_file.as_deref())?;
     check_exposure(args.listen, &tokens, args.insecure, &COORDINATOR_EXPOSURE)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -185,7 +183,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,
         verify_slices: args.verify_slices,
-        replicate: args.verify_mode == "replicate",
+        verify_mode: args.verify_mode,
         target_games_per_shard: args.shard_games,
         verify_cache_bytes: caches.verify_cache as usize,
         ..CoordinatorConfig::default()
@@ -229,6 +227,10 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             // silent one drops out after a lease); a resumed run also waits for the
             // workers of the run before it
             let mut rule = ExitRule::new(core.config().lease, core.resumed());
+            // woken by the run's changes; the rule's clocks (the linger, workers that
+            // fall silent) are looked at a few times a lease, at least once a second
+            let recheck = (core.config().lease / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+            let mut changes = core.changes();
             async move {
                 let mut announced = false;
                 loop {
@@ -246,7 +248,10 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
                         announced = true;
                         info!(linger_secs = rule.linger().as_secs(), "run complete; serving a little longer for the workers of the interrupted run before this one");
                     }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    tokio::select! {
+                        _ = changes.changed() => {}
+                        () = tokio::time::sleep(recheck) => {}
+                    }
                 }
             }
         };

@@ -8,6 +8,7 @@
 //! the coordinator's dashboard, behind the run's fresh token.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use gops_coordinator::in_process::{LocalError, LocalRun, SolveOutcome, outcome, should_stop};
@@ -84,16 +85,21 @@ pub fn solve_local(
             },
             worker_stop,
         ));
-        // watch for Ctrl-C and the slice budget while the worker runs
-        while !worker.is_finished() {
+        // Ctrl-C, the slice budget or a failure stops the worker: woken by the stop
+        // signal or the coordinator's changes, not by polling
+        let mut changes = core.changes();
+        let mut worker = worker;
+        let worker_result = loop {
             if should_stop(&core, &stop) {
                 let _ = stop_worker.send(true);
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let worker_result = worker
-            .await
-            .map_err(|e| LocalError::Runtime(e.to_string()))?;
+            tokio::select! {
+                result = &mut worker => break result,
+                _ = changes.changed() => {}
+                () = stop.raised(), if !stop.flag.load(Ordering::SeqCst) => {}
+            }
+        };
+        let worker_result = worker_result.map_err(|e| LocalError::Runtime(e.to_string()))?;
         let _ = stop_server.send(true);
         let _ = server.await;
         worker_result

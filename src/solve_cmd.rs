@@ -3,7 +3,6 @@
 //! summary with the first-move strategies at the end.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use gops_common::budget::Role;
 use gops_common::cards::validate_n;
@@ -27,23 +26,14 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     let threads = crate::args::threads_or_all_cores(args.threads);
     let caches = crate::memory::split(args.memory_mb, n, args.objective, Role::Solve)?;
-    if !(0.0..=1.0).contains(&args.verify_fraction) {
-        return Err(Failure::Usage(format!(
-            "--verify-fraction must be between 0 and 1, got {}",
-            args.verify_fraction
-        )));
-    }
     crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
     // bound before the store is opened: a busy port must not leave a new db behind
     let dashboard = args.dashboard.map(bind_dashboard).transpose()?;
     let store = Store::open_or_create(&args.db, n, args.objective)?;
-    let stop = Arc::new(StopSignal {
-        after_slices: args.stop_after_slices,
-        ..StopSignal::default()
-    });
+    let stop = Arc::new(StopSignal::after(args.stop_after_slices));
     let on_signal = Arc::clone(&stop);
     let installed = ctrlc::set_handler(move || {
-        if on_signal.flag.swap(true, Ordering::SeqCst) {
+        if on_signal.raise() {
             std::process::exit(130); // second Ctrl-C: the store is crash-safe
         }
         warn!("stopping after the current shard; press Ctrl-C again to stop at once");

@@ -118,11 +118,11 @@ fn main() -> ExitCode {
     ];
     let mut reports = Vec::new();
     for (name, min_bytes) in readers {
-        if args.cold {
-            if let Err(why) = drop_caches() {
-                eprintln!("read_side: {why}");
-                return ExitCode::from(2);
-            }
+        if args.cold
+            && let Err(why) = drop_caches()
+        {
+            eprintln!("read_side: {why}");
+            return ExitCode::from(2);
         }
         let (rchar, disk) = reads_so_far();
         let start = Instant::now();

@@ -18,6 +18,7 @@ use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::{Slice, SliceBytes};
 use gops_db::progress::LayerProgress;
+use gops_proto::ids::LeaseId;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -52,9 +53,9 @@ pub enum Rejection {
     #[error("slice {rank} differs from the one already stored, which a full re-check confirmed")]
     DiffersFromStored { rank: u32 },
     #[error("lease {lease} was never granted to this worker")]
-    NotYourLease { lease: u64 },
+    NotYourLease { lease: LeaseId },
     #[error("slice {rank} is not part of the shard of lease {lease}")]
-    OutsideLease { rank: u32, lease: u64 },
+    OutsideLease { rank: u32, lease: LeaseId },
     #[error("slice {rank}: a window is wider than its values need (not the canonical encoding)")]
     NonCanonical { rank: u32 },
     #[error("slice {rank}: bytes do not match their digest")]
@@ -126,7 +127,7 @@ pub struct Sorted {
 /// The lease a submission is made under, as the ledger knows it.
 #[derive(Clone, Copy, Debug)]
 pub struct LeaseGrant<'a> {
-    pub lease: u64,
+    pub lease: LeaseId,
     /// The prize ranks of its shard, if the lease was granted to the submitter in the
     /// open layer.
     pub ranks: Option<&'a [u32]>,

@@ -33,13 +33,46 @@ pub struct CoordinatorConfig {
     pub max_leases_per_worker: usize,
     /// Sessions the registry holds at most (silent ones are forgotten first).
     pub max_sessions: usize,
-    /// Every slice solved by two parties and stored only when their copies agree.
-    pub replicate: bool,
+    /// How submissions are verified beyond the re-solved sample.
+    pub verify_mode: VerifyMode,
 }
 
-/// How long a submission whose copy met another copy being written waits before it
-/// looks again (a write of a shard's slices takes milliseconds).
-pub(crate) const RACE_PAUSE: Duration = Duration::from_millis(20);
+/// How a coordinator verifies submissions (`--verify-mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VerifyMode {
+    /// A sample of each slice's states re-solved (`verify_fraction`).
+    #[default]
+    Sample,
+    /// That, and every slice solved by two parties and stored only when their copies
+    /// agree.
+    Replicate,
+}
+
+impl VerifyMode {
+    /// The names `--verify-mode` takes, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["sample", "replicate"];
+
+    /// Whether every slice waits for a second party's copy.
+    pub fn replicates(self) -> bool {
+        self == VerifyMode::Replicate
+    }
+}
+
+impl std::str::FromStr for VerifyMode {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<VerifyMode, String> {
+        match name {
+            "sample" => Ok(VerifyMode::Sample),
+            "replicate" => Ok(VerifyMode::Replicate),
+            other => Err(format!("no verify mode '{other}': sample or replicate")),
+        }
+    }
+}
+
+/// How long a submission whose copy met another copy being written waits at most for
+/// that write to end (it is told when it does; a write takes milliseconds).
+pub(crate) const RACE_WAIT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Workers listed in a status at most (the counts cover all).
 pub(crate) const MAX_LISTED_WORKERS: usize = 1000;
@@ -47,6 +80,37 @@ pub(crate) const MAX_LISTED_WORKERS: usize = 1000;
 /// Bounds of `--lease-ms`: shorter leases expire between heartbeats of a busy worker,
 /// longer ones leave a dead worker's shard idle for a day.
 pub const LEASE_RANGE_MS: std::ops::RangeInclusive<u64> = 200..=86_400_000;
+
+/// `fraction` if it is one of the states to re-solve: from 0 (none) to 1 (all). The one
+/// check of `--verify-fraction`, for the command line and [`CoordinatorConfig::check`].
+pub fn verify_fraction(fraction: f64) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&fraction) {
+        Ok(fraction)
+    } else {
+        Err(format!("must be between 0 and 1, got {fraction}"))
+    }
+}
+
+/// `share` if it is a share of the slices to re-solve states of: above 0, at most 1.
+/// The one check of `--verify-slices`.
+pub fn verify_slices(share: f64) -> Result<f64, String> {
+    if share > 0.0 && share <= 1.0 {
+        Ok(share)
+    } else {
+        Err(format!("must be above 0 and at most 1, got {share}"))
+    }
+}
+
+impl CoordinatorConfig {
+    /// Whether the settings can run: the verify fraction and share in their ranges
+    /// (checked by [`crate::Coordinator::new`] for every caller, the command line's and
+    /// the libraries' alike).
+    pub fn check(&self) -> Result<(), String> {
+        verify_fraction(self.verify_fraction).map_err(|e| format!("the verify fraction {e}"))?;
+        verify_slices(self.verify_slices).map_err(|e| format!("the verify share {e}"))?;
+        Ok(())
+    }
+}
 
 impl Default for CoordinatorConfig {
     fn default() -> Self {
@@ -63,7 +127,7 @@ impl Default for CoordinatorConfig {
             max_rejections: 3,
             max_leases_per_worker: 3,
             max_sessions: 10_000,
-            replicate: false,
+            verify_mode: VerifyMode::Sample,
         }
     }
 }

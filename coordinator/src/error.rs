@@ -21,6 +21,9 @@ pub enum CoreError {
     Full(usize),
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// Settings that cannot run ([`crate::config::CoordinatorConfig::check`]).
+    #[error("bad settings: {0}")]
+    Config(String),
     #[error("submission rejected: {0}")]
     Rejected(Rejection),
     #[error("layer {0} is not complete yet")]

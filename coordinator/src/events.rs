@@ -77,12 +77,13 @@ impl EventLog {
     /// Records an event at `unix_ms`. The same kind and message as the newest entry
     /// adds to that entry's count (and moves its time) instead of taking a new one.
     pub fn record(&mut self, unix_ms: u64, kind: EventKind, message: String) {
-        if let Some(last) = self.events.back_mut() {
-            if last.kind == kind && last.message == message {
-                last.count = last.count.saturating_add(1);
-                last.unix_ms = last.unix_ms.max(unix_ms);
-                return;
-            }
+        if let Some(last) = self.events.back_mut()
+            && last.kind == kind
+            && last.message == message
+        {
+            last.count = last.count.saturating_add(1);
+            last.unix_ms = last.unix_ms.max(unix_ms);
+            return;
         }
         if self.events.len() == self.capacity {
             self.events.pop_front();

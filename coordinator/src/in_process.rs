@@ -68,6 +68,34 @@ pub struct SolveSummary {
 pub struct StopSignal {
     pub flag: AtomicBool,
     pub after_slices: Option<usize>,
+    /// Wakes the run's loop when the flag is raised.
+    raised: tokio::sync::Notify,
+}
+
+impl StopSignal {
+    /// Not raised; the run stops by itself after `after_slices` slices, if given.
+    pub fn after(after_slices: Option<usize>) -> StopSignal {
+        StopSignal {
+            after_slices,
+            ..StopSignal::default()
+        }
+    }
+
+    /// Asks the run to stop after the shard in hand (from any thread, a signal handler's
+    /// included); whether it had been asked already.
+    pub fn raise(&self) -> bool {
+        let before = self.flag.swap(true, Ordering::SeqCst);
+        // one waiter: a permit is kept if it is not waiting yet
+        self.raised.notify_one();
+        before
+    }
+
+    /// Resolves once the flag is raised.
+    pub async fn raised(&self) {
+        while !self.flag.load(Ordering::SeqCst) {
+            self.raised.notified().await;
+        }
+    }
 }
 
 /// What a run on one machine is given.

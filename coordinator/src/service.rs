@@ -47,7 +47,9 @@ impl From<CoreError> for Status {
             CoreError::WrongSession(_) => Status::permission_denied(message),
             CoreError::Full(_) => Status::resource_exhausted(message),
             CoreError::BadRequest(_) | CoreError::Rejected(_) => Status::invalid_argument(message),
-            CoreError::Store(_) | CoreError::Engine(_) => Status::internal(message),
+            CoreError::Store(_) | CoreError::Engine(_) | CoreError::Config(_) => {
+                Status::internal(message)
+            }
         }
     }
 }
@@ -442,18 +444,7 @@ pub fn server_tls(cert_pem: &[u8], key_pem: &[u8]) -> Result<ServerTlsConfig, St
     Ok(config)
 }
 
-/// An error and its sources on one line: tonic's transport errors say only "transport
-/// error" at the top.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+pub use gops_proto::error_text::error_chain;
 
 /// How often the run's status is written beside the db.
 const STATUS_FILE_EVERY: Duration = Duration::from_secs(2);

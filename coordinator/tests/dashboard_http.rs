@@ -2,76 +2,13 @@
 //! `/api/status`, the token as Bearer, Basic password or `?token=`, refusals, and paths
 //! it does not serve.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use gops_common::objective::Objective;
-use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::metrics::serve_metrics;
-use gops_coordinator::observer::Silent;
-use gops_coordinator::service::AccessTokens;
-use gops_db::store::Store;
-use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
-fn coordinator(db: &std::path::Path) -> Arc<Coordinator> {
-    let store = Store::open_or_create(db, 4, Objective::Points).unwrap();
-    Arc::new(Coordinator::new(store, CoordinatorConfig::default(), Arc::new(Silent)).unwrap())
-}
-
-/// The HTTP server on a free port of 127.0.0.1, with `token`, serving in the background.
-async fn start(core: Arc<Coordinator>, token: Option<&str>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let tokens = token.map_or_else(AccessTokens::none, |t| AccessTokens::shared(t.into()));
-    tokio::spawn(serve_metrics(listener, core, tokens));
-    addr
-}
-
-/// An answer: status, header lines (lower-case names) and body.
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    /// The value of header `name`, if present.
-    fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then(|| v.trim())
-        })
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-async fn request(addr: SocketAddr, method: &str, path: &str, headers: &str) -> Answer {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let head =
-        format!("{method} {path} HTTP/1.1\r\nHost: test\r\n{headers}Connection: close\r\n\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    let answer = String::from_utf8(answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    Answer {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
-}
-
-async fn get(addr: SocketAddr, path: &str, headers: &str) -> Answer {
-    request(addr, "GET", path, headers).await
-}
+mod http_support;
+use http_support::{coordinator, get, request, start};
 
 fn basic(credentials: &str) -> String {
     format!("Authorization: Basic {}\r\n", STANDARD.encode(credentials))
@@ -80,7 +17,7 @@ fn basic(credentials: &str) -> String {
 #[tokio::test]
 async fn the_page_and_its_data_are_served_without_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let core = coordinator(&dir.path().join("db"));
+    let core = coordinator(&dir.path().join("db"), 4);
     core.hello(gops_proto::PROTOCOL_VERSION, "w<script>", 3, None)
         .unwrap();
     let addr = start(Arc::clone(&core), None).await;
@@ -148,7 +85,7 @@ async fn the_page_and_its_data_are_served_without_a_token() {
 #[tokio::test]
 async fn with_a_token_the_page_and_its_data_require_it() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = start(coordinator(&dir.path().join("db")), Some("s3+cr/et=")).await;
+    let addr = start(coordinator(&dir.path().join("db"), 4), Some("s3+cr/et=")).await;
 
     // without: 401, the page with a challenge that makes a browser ask
     let page = get(addr, "/", "").await;
@@ -215,7 +152,7 @@ async fn with_a_token_the_page_and_its_data_require_it() {
 #[tokio::test]
 async fn unknown_paths_are_404_and_other_methods_405() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = start(coordinator(&dir.path().join("db")), Some("t")).await;
+    let addr = start(coordinator(&dir.path().join("db"), 4), Some("t")).await;
     for path in [
         "/nope",
         "/api",

@@ -338,7 +338,7 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
         }
         let v = total / state.prizes.len() as f64;
         self.memo.insert(key, v);
-        if self.memo.len() % 65_536 == 0 {
+        if self.memo.len().is_multiple_of(65_536) {
             (self.progress)(self.memo.len() as u64);
         }
         Ok(v)

@@ -2,10 +2,12 @@
 //! time, plus what both sides share about it: the protocol version, the limits both
 //! enforce, typed ids ([`ids`]) and the conversion of slices to and from messages
 //! ([`wire`]), the codec that bounds what a message costs to decode ([`codec`]), and the
-//! metadata by which a `Submit` call names its sender before its message ([`call_metadata`]).
+//! metadata by which a `Submit` call names its sender before its message ([`call_metadata`]),
+//! and an error's chain of causes on one line ([`error_text`]).
 
 pub mod call_metadata;
 pub mod codec;
+pub mod error_text;
 pub mod ids;
 pub mod wire;
 

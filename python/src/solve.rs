@@ -152,7 +152,7 @@ pub fn solve(
                 // a second Ctrl-C: at once (the thread stores its shard and ends alone)
                 return Err(signal);
             }
-            stop.flag.store(true, Ordering::SeqCst);
+            stop.raise();
             interrupted = Some(signal);
             continue;
         }
@@ -160,7 +160,7 @@ pub fn solve(
             && let Err(e) = report(false)
         {
             // a failing callback stops the solve like Ctrl-C, and its error is raised
-            stop.flag.store(true, Ordering::SeqCst);
+            stop.raise();
             interrupted = Some(e);
         }
     }

@@ -45,6 +45,38 @@ fn bad_game_sizes_are_refused_before_anything_is_created() {
             "--verify-slices",
         );
     }
+    for fraction in ["1.5", "-0.1", "NaN", "some"] {
+        for command in ["solve", "coordinator"] {
+            assert_refused(
+                &[
+                    command,
+                    "--n",
+                    "5",
+                    "--verify-fraction",
+                    fraction,
+                    "--db",
+                    path,
+                ],
+                "--verify-fraction",
+            );
+        }
+    }
+    assert_refused(
+        &["solve", "--n", "5", "--verify-fraction", "2", "--db", path],
+        "must be between 0 and 1, got 2",
+    );
+    assert_refused(
+        &[
+            "coordinator",
+            "--n",
+            "5",
+            "--verify-mode",
+            "trust",
+            "--db",
+            path,
+        ],
+        "invalid value 'trust' for '--verify-mode",
+    );
     assert!(!db.exists(), "a refused solve must not create the db");
 }
 

@@ -93,7 +93,7 @@ impl Coordinator {
         k: u8,
         checked: &[(Submitted, u64)],
     ) -> Vec<u32> {
-        if self.config.replicate {
+        if self.config.verify_mode.replicates() {
             return Vec::new();
         }
         let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
@@ -165,7 +165,7 @@ impl Coordinator {
         // matching second copy is stored
         // the first copy's worker and the games of its slice
         let mut confirmed_by: HashMap<u32, (WorkerId, u64)> = HashMap::new();
-        if self.config.replicate {
+        if self.config.verify_mode.replicates() {
             let mut to_store = Vec::new();
             let mut held = Vec::new();
             for (s, values) in new {
@@ -259,6 +259,9 @@ impl Coordinator {
             inner.workers.credit(first, 1, first_games);
         }
         inner.slices_this_run += u64::from(round.stored);
+        if round.stored > 0 {
+            inner.signal_change();
+        }
         inner.games_this_run = inner.games_this_run.saturating_add(games);
         let total = inner.games_this_run;
         inner.recent.record(now, total);

@@ -23,6 +23,7 @@ impl Coordinator {
             self.observer.layer_started(open.progress.size(), already);
             let complete = open.progress.is_complete();
             inner.open = Some(open);
+            inner.signal_change();
             if complete {
                 return self.complete_layer(inner);
             }
@@ -30,6 +31,7 @@ impl Coordinator {
         }
         inner.open = None;
         inner.finished_at.get_or_insert_with(Instant::now);
+        inner.signal_change();
         info!("run complete");
         inner.events.record_now(
             EventKind::RunComplete,

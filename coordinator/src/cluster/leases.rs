@@ -16,6 +16,7 @@ impl Coordinator {
         let live_workers = inner.workers.live_count(now, self.config.lease).max(1);
         let Some(open) = inner.open.as_mut() else {
             inner.workers.told_finished(worker);
+            inner.signal_change();
             return Ok(LeaseOutcome::Finished);
         };
         let k = open.k();
@@ -152,6 +153,7 @@ impl Coordinator {
                 .events
                 .record_now(EventKind::StoreFailed, failure.clone());
             inner.failure = Some(failure);
+            inner.signal_change();
         }
         Ok(())
     }

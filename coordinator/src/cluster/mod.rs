@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use gops_common::engine::LayerEngine;
@@ -50,7 +50,7 @@ mod status;
 mod submit;
 
 pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
-use crate::config::{MAX_LISTED_WORKERS, RACE_PAUSE};
+use crate::config::{MAX_LISTED_WORKERS, RACE_WAIT_LIMIT};
 pub use crate::error::{CoreError, LeaseOutcome, SubmitOutcome};
 
 /// A test's interruption: no more leases once this run has stored `slices` slices.
@@ -102,6 +102,17 @@ struct Inner {
     shard_failures: HashMap<(u8, u32), (HashSet<Party>, String)>,
     /// Why the run does not move, as the progress log last found ([`crate::stall`]).
     stall: Option<String>,
+    /// Counts the changes someone may wait for ([`Coordinator::changes`]).
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Inner {
+    /// Wakes whoever waits on [`Coordinator::changes`]: a layer opened or the run
+    /// finished, slices stored, a failure, a worker told the run is finished or gone.
+    fn signal_change(&mut self) {
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
 }
 
 pub struct Coordinator {
@@ -110,6 +121,9 @@ pub struct Coordinator {
     /// Matrix games of each layer, lowest first (for the estimate of the time left).
     layer_games: Vec<u64>,
     inner: Mutex<Inner>,
+    /// Told (with `inner`) whenever a write of claimed slices ends: a copy that met
+    /// another one being written waits on it.
+    written: Condvar,
     observer: Arc<dyn RunObserver + Send>,
     /// Dependency slices handed to workers since the coordinator started: counted
     /// outside the lock, read by the metrics.
@@ -136,6 +150,7 @@ impl Coordinator {
         config: CoordinatorConfig,
         observer: Arc<dyn RunObserver + Send>,
     ) -> Result<Coordinator, CoreError> {
+        config.check().map_err(CoreError::Config)?;
         let (n, objective) = (store.n(), store.objective());
         let mut plan = Vec::new();
         for k in 1..=n {
@@ -176,8 +191,10 @@ impl Coordinator {
                     slice_budget: None,
                     leased: HashSet::new(),
                     events: EventLog::default(),
+                    changes: tokio::sync::watch::Sender::new(0),
                 }
             }),
+            written: Condvar::new(),
             observer,
             resumed: false,
         };
@@ -187,6 +204,12 @@ impl Coordinator {
         }
         coordinator.resumed = stored_before && !coordinator.is_finished();
         Ok(coordinator)
+    }
+
+    /// A receiver that sees a new value whenever the run changes in a way a waiter may
+    /// care for (see [`Inner::signal_change`]): wait on it rather than poll the state.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.lock().changes.subscribe()
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

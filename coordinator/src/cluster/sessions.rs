@@ -99,8 +99,8 @@ impl Coordinator {
     /// token's sessions cannot confirm each other), else the session.
     pub(super) fn party(inner: &Inner, worker: WorkerId) -> Party {
         match inner.workers.credential(worker) {
-            Some(c) => Party(1 << 63 | u64::from(c.0)),
-            None => Party(worker.0),
+            Some(c) => Party::Credential(c),
+            None => Party::Session(worker),
         }
     }
 
@@ -114,6 +114,7 @@ impl Coordinator {
         }
         let name = Self::who(&inner, caller.worker);
         inner.workers.remove(caller.worker);
+        inner.signal_change();
         info!(worker = %caller.worker, "worker left");
         inner
             .events

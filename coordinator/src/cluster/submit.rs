@@ -33,7 +33,7 @@ impl Coordinator {
                 });
             };
             let grant = LeaseGrant {
-                lease: lease_id.0,
+                lease: lease_id,
                 ranks: open.ledger.granted_ranks(worker, lease_id),
             };
             let sorted = match sort_submission(&open.progress, grant, slices) {
@@ -127,6 +127,9 @@ impl Coordinator {
                     open.storing.remove(rank);
                 }
             }
+            if !claimed.is_empty() {
+                self.written.notify_all();
+            }
             if let Err(e) = written {
                 let e = CoreError::from(e);
                 Self::note_failure(&mut inner, &e);
@@ -144,9 +147,16 @@ impl Coordinator {
             outcome.held += round.held;
             disputed = round.raced;
             if !disputed.is_empty() {
-                // a copy that met another one being written: let that write finish
-                drop(inner);
-                std::thread::sleep(RACE_PAUSE);
+                // a copy that met another one being written: wait for that write to end
+                let ranks: Vec<u32> = disputed.iter().map(|s| s.prize_rank).collect();
+                let being_written = |inner: &mut Inner| {
+                    let open = inner.open.as_ref().filter(|o| o.k() == engine.k());
+                    open.is_some_and(|o| ranks.iter().any(|r| o.storing.contains_key(r)))
+                };
+                let waited = self
+                    .written
+                    .wait_timeout_while(inner, RACE_WAIT_LIMIT, being_written);
+                drop(waited.unwrap_or_else(|poisoned| poisoned.into_inner()));
             }
         }
         if let Some(s) = disputed.first() {
@@ -314,6 +324,7 @@ impl Coordinator {
                 );
             }
             inner.failure.get_or_insert_with(|| e.to_string());
+            inner.signal_change();
         }
     }
 }

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use gops_proto::ids::{LeaseId, WorkerId};
 
+use crate::registry::Credential;
+
 /// What a worker gets when it asks for work.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Assignment {
@@ -56,10 +58,15 @@ struct Shard {
     ever_leased: bool,
 }
 
-/// Who counts as one source of a copy when shards are solved twice: a worker's session,
-/// or the per-worker token it holds (so one token cannot confirm its own copy).
+/// Who counts as one source of a copy when shards are solved twice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Party(pub u64);
+pub enum Party {
+    /// A worker's session, where workers hold no token of their own.
+    Session(WorkerId),
+    /// The per-worker token a session holds: one token's sessions cannot confirm each
+    /// other's copies.
+    Credential(Credential),
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Lease {
@@ -188,7 +195,7 @@ impl LeaseLedger {
     /// of a leased shard that worker does not already hold. A worker holding its maximum
     /// of live leases waits.
     pub fn assign(&mut self, worker: WorkerId, now: Instant) -> Assignment {
-        self.assign_to(worker, Party(worker.0), now)
+        self.assign_to(worker, Party::Session(worker), now)
     }
 
     /// [`LeaseLedger::assign`] for a worker that is part of `party`: never a shard that

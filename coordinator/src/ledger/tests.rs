@@ -13,7 +13,7 @@ fn a_second_lease_waits_while_another_live_worker_could_use_the_shard() {
     let shards = vec![vec![0], vec![1], vec![2]];
     let mut ledger = LeaseLedger::new(shards, LEASE, LeaseId(1)).with_max_per_worker(3);
     let (a, b) = (WorkerId(1), WorkerId(2));
-    let party = |w: WorkerId| Party(w.0);
+    let party = Party::Session;
     let leased = |x: &Assignment| matches!(x, Assignment::Shard { .. });
     assert!(leased(&ledger.assign_among(a, party(a), now, 2)));
     // two pending for two live workers: a may lease ahead
@@ -196,19 +196,19 @@ fn a_shard_copied_by_a_party_goes_to_another() {
     let (mut l, t0) = ledger();
     let Assignment::Shard {
         prize_ranks: first, ..
-    } = l.assign_to(W(1), Party(10), t0)
+    } = l.assign_to(W(1), Party::Session(W(10)), t0)
     else {
         panic!()
     };
     assert_eq!(first, vec![0, 1]);
-    l.copy_handed_in(0, Party(10), W(1));
+    l.copy_handed_in(0, Party::Session(W(10)), W(1));
     assert_eq!(l.counts().leased, 0, "the copier's lease ended");
     // the same party (another session of the same token) gets another shard
-    let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(2), Party(10), t0) else {
+    let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(2), Party::Session(W(10)), t0) else {
         panic!()
     };
     assert_eq!(prize_ranks, vec![2]);
-    let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(3), Party(11), t0) else {
+    let Assignment::Shard { prize_ranks, .. } = l.assign_to(W(3), Party::Session(W(11)), t0) else {
         panic!()
     };
     assert_eq!(
@@ -290,7 +290,7 @@ proptest! {
 fn a_party_that_holds_every_shard_cannot_keep_another_idle() {
     let t0 = Instant::now();
     let mut l = LeaseLedger::new(vec![vec![0], vec![1], vec![2]], LEASE, LeaseId(1));
-    let hoarder = Party(1);
+    let hoarder = Party::Session(W(1));
     let mut held = Vec::new();
     for worker in 1..=3 {
         let Assignment::Shard { lease_id, .. } = l.assign_to(W(worker), hoarder, t0) else {
@@ -298,7 +298,7 @@ fn a_party_that_holds_every_shard_cannot_keep_another_idle() {
         };
         held.push((W(worker), lease_id));
     }
-    let honest = (W(9), Party(9));
+    let honest = (W(9), Party::Session(W(9)));
     assert_eq!(l.assign_to(honest.0, honest.1, t0), Assignment::Wait);
     // the hoarder keeps every lease alive
     let mut t = t0;

@@ -107,7 +107,7 @@ fn results_are_accepted_only_under_a_lease_of_the_submitter() {
     // b hands in a's shard under a's lease, then under its own
     let err = core.submit(b, a_lease, a_slices.clone(), now).unwrap_err();
     assert!(
-        matches!(err, CoreError::Rejected(Rejection::NotYourLease { lease }) if lease == a_lease.0),
+        matches!(err, CoreError::Rejected(Rejection::NotYourLease { lease }) if lease == a_lease),
         "{err}"
     );
     let err = core.submit(b, b_lease, a_slices.clone(), now).unwrap_err();

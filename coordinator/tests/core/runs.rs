@@ -189,3 +189,47 @@ fn a_finished_run_keeps_its_final_worker_table() {
         .sum();
     assert_eq!(stored, all as u64);
 }
+
+#[test]
+fn settings_out_of_range_are_refused_for_every_caller_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for (fraction, share, what) in [
+        (
+            1.5,
+            1.0,
+            "the verify fraction must be between 0 and 1, got 1.5",
+        ),
+        (
+            -0.1,
+            1.0,
+            "the verify fraction must be between 0 and 1, got -0.1",
+        ),
+        (
+            f64::NAN,
+            1.0,
+            "the verify fraction must be between 0 and 1, got NaN",
+        ),
+        (
+            0.01,
+            0.0,
+            "the verify share must be above 0 and at most 1, got 0",
+        ),
+    ] {
+        let store = Store::open_or_create(&db, 3, Objective::Points).unwrap();
+        let config = CoordinatorConfig {
+            verify_fraction: fraction,
+            verify_slices: share,
+            ..CoordinatorConfig::default()
+        };
+        let Err(e) = Coordinator::new(store, config, Arc::new(Silent)) else {
+            panic!("{fraction} / {share} accepted");
+        };
+        assert!(matches!(e, CoreError::Config(_)), "{e}");
+        assert_eq!(e.to_string(), format!("bad settings: {what}"));
+    }
+    // the store was left as it was: a good config opens it at layer 1, nothing stored
+    let store = Store::open_or_create(&db, 3, Objective::Points).unwrap();
+    let core = Coordinator::new(store, CoordinatorConfig::default(), Arc::new(Silent)).unwrap();
+    assert_eq!(core.position(), (Some(1), 0));
+}

@@ -173,7 +173,7 @@ pub fn replicated(db: &std::path::Path, n: u8) -> Coordinator {
         Objective::Points,
         CoordinatorConfig {
             verify_fraction: 0.0,
-            replicate: true,
+            verify_mode: gops_coordinator::config::VerifyMode::Replicate,
             ..CoordinatorConfig::default()
         },
     )
