@@ -119,6 +119,13 @@ pub struct SolveArgs {
     /// Stop after solving this many slices, as if interrupted (for testing resume).
     #[arg(long, hide = true)]
     pub stop_after_slices: Option<usize>,
+    /// Lease nothing more after this many slices, without stopping: the run holds (for
+    /// testing what a stalled run says).
+    #[arg(long, hide = true)]
+    pub hold_after_slices: Option<usize>,
+    /// Seconds without progress that make a stall [default: four leases, 240].
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub stall_secs: Option<u64>,
     /// Fraction F of the states handed in that the in-process coordinator re-solves and
     /// compares bit for bit: F of every slice's states, or with --verify-slices Q below 1,
     /// F / Q of the states of a share Q of the slices. 0, the default, re-solves nothing

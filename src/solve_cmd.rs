@@ -51,6 +51,8 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         caches,
         observer: Arc::clone(&observer) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),
+        hold_after_slices: args.hold_after_slices,
+        stall_after: args.stall_secs.map(std::time::Duration::from_secs),
     };
     let (store, outcome) = if args.no_grpc {
         solve_direct(run)

@@ -35,6 +35,9 @@ pub struct CoordinatorConfig {
     pub max_sessions: usize,
     /// How submissions are verified beyond the re-solved sample.
     pub verify_mode: VerifyMode,
+    /// How long without progress (or without a live worker) counts as a stall; `None`:
+    /// four leases.
+    pub stall_after: Option<Duration>,
 }
 
 /// How a coordinator verifies submissions (`--verify-mode`).
@@ -102,6 +105,11 @@ pub fn verify_slices(share: f64) -> Result<f64, String> {
 }
 
 impl CoordinatorConfig {
+    /// How long without progress, or without a live worker, is a stall.
+    pub fn quiet_after(&self) -> Duration {
+        self.stall_after.unwrap_or(self.lease * 4)
+    }
+
     /// Whether the settings can run: the verify fraction and share in their ranges
     /// (checked by [`crate::Coordinator::new`] for every caller, the command line's and
     /// the libraries' alike).
@@ -128,6 +136,7 @@ impl Default for CoordinatorConfig {
             max_leases_per_worker: 3,
             max_sessions: 10_000,
             verify_mode: VerifyMode::Sample,
+            stall_after: None,
         }
     }
 }

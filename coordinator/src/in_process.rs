@@ -109,6 +109,11 @@ pub struct LocalRun {
     pub caches: CacheSplit,
     pub observer: Arc<dyn RunObserver + Send>,
     pub stop: Arc<StopSignal>,
+    /// Lease nothing more once this run has stored this many slices, without stopping:
+    /// the run holds (for testing what a stalled run says).
+    pub hold_after_slices: Option<usize>,
+    /// How long without progress is a stall (`CoordinatorConfig::stall_after`).
+    pub stall_after: Option<Duration>,
 }
 
 /// The in-process worker's settings.
@@ -129,11 +134,13 @@ impl LocalRun {
             verify_fraction: self.verify_fraction,
             verify_slices: self.verify_slices,
             verify_cache_bytes: self.caches.verify_cache as usize,
+            stall_after: self.stall_after,
             ..CoordinatorConfig::default()
         };
         let db_dir = self.store.path().to_path_buf();
         let core = Coordinator::new(self.store, config, self.observer)?;
-        core.set_slice_budget(self.stop.after_slices.map(|s| s as u64));
+        let budget = self.stop.after_slices.or(self.hold_after_slices);
+        core.set_slice_budget(budget.map(|s| s as u64));
         let settings = WorkerSettings {
             threads: self.threads,
             cache_bytes: self.caches.worker_cache as usize,

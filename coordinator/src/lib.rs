@@ -26,7 +26,8 @@
 //!   a solver loop in the same process (`gops solve --no-grpc`, Python's `gops.solve`).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
 //! - [`exit_rule`]: when a coordinator started with `--exit-when-done` stops serving.
-//! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed.
+//! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed;
+//!   [`stall_clock`] asks the core on its own clock and logs it.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
 //!   serves them and the dashboard.
@@ -50,6 +51,7 @@ pub mod rate;
 pub mod registry;
 pub mod service;
 pub mod stall;
+pub mod stall_clock;
 pub mod status;
 pub mod submit_gate;
 pub mod tokens;

@@ -31,7 +31,6 @@ use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
-use crate::stall::{Stall, StallWatch};
 use crate::submit_gate::SubmitGate;
 pub use crate::tokens::{AccessTokens, TokenCheck};
 
@@ -398,6 +397,7 @@ pub async fn serve_with_tls(
         builder = builder.tls_config(tls)?;
     }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
+    let stalls = tokio::spawn(crate::stall_clock::watch_for_stalls(Arc::clone(&core)));
     let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core)));
     let incoming = admission::admit(listener, limits);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -425,6 +425,7 @@ pub async fn serve_with_tls(
         }
     };
     logger.abort();
+    stalls.abort();
     status_writer.abort();
     result
 }
@@ -477,9 +478,6 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
     let mut said_complete = false;
-    // a run that does not move is said so: after four leases without a live worker, or
-    // without anything stored while workers are connected
-    let mut stalls = StallWatch::new(core.config().lease * 4, Instant::now());
     loop {
         ticks.tick().await;
         let c = Arc::clone(&core);
@@ -491,7 +489,6 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
         };
         let status = &live.cluster;
         let Some(layer) = status.open_layer else {
-            core.set_stall(None);
             // once: what to do now, rather than the same line every few seconds
             if !said_complete {
                 info!(
@@ -516,10 +513,5 @@ async fn log_progress(core: Arc<Coordinator>, every: Duration) {
             eta = %eta,
             "progress"
         );
-        let names: Vec<String> = status.workers.iter().map(|w| w.name.clone()).collect();
-        if let Some(stall) = stalls.observe(Instant::now(), live.games_this_run, &names) {
-            warn!(layer, "{}", stall.describe());
-        }
-        core.set_stall(stalls.current().map(Stall::describe));
     }
 }

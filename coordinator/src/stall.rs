@@ -1,7 +1,8 @@
 //! Noticing a run that does not move: no live worker for a while, or workers connected
 //! (they heartbeat) while nothing is stored, as when a network lets small calls through
-//! but not hand-ins. Plain data and `now`: the progress log asks it at every tick, and
-//! says so at most once per quiet period.
+//! but not hand-ins. Plain data and `now`: the core keeps one
+//! ([`crate::cluster::Coordinator::check_stall`]), asked on its own clock
+//! ([`crate::stall_clock`]), and a stall is said at most once per quiet period.
 
 use std::time::{Duration, Instant};
 

@@ -129,6 +129,8 @@ pub fn solve(
         caches,
         observer: Arc::clone(&counts) as Arc<dyn RunObserver + Send>,
         stop: Arc::clone(&stop),
+        hold_after_slices: None,
+        stall_after: None,
     };
     let solver = std::thread::Builder::new()
         .name("gops-solve".into())

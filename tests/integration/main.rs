@@ -20,6 +20,7 @@ mod resume;
 mod sealed;
 mod serve;
 mod signals;
+mod stall;
 mod status;
 mod support;
 mod tls;

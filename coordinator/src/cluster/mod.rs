@@ -39,6 +39,7 @@ use crate::observer::RunObserver;
 use crate::open_layer::{FirstCopy, OpenLayer};
 use crate::rate::RecentRate;
 use crate::registry::{Credential, Refusal, WorkerRegistry};
+use crate::stall::{Stall, StallWatch};
 use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
 mod disputes;
@@ -100,8 +101,10 @@ struct Inner {
     /// Shards workers failed on this run, by (layer, first prize rank): the parties
     /// that failed, and the last reason given.
     shard_failures: HashMap<(u8, u32), (HashSet<Party>, String)>,
-    /// Why the run does not move, as the progress log last found ([`crate::stall`]).
-    stall: Option<String>,
+    /// Watches the run's progress for a stall ([`Coordinator::check_stall`]).
+    stalls: StallWatch,
+    /// Why the run does not move, as last found; `None` while it moves.
+    stall: Option<Stall>,
     /// Counts the changes someone may wait for ([`Coordinator::changes`]).
     changes: tokio::sync::watch::Sender<u64>,
 }
@@ -165,6 +168,7 @@ impl Coordinator {
         store.clear_unconfirmed()?;
         let (max_rejections, max_sessions) = (config.max_rejections, config.max_sessions);
         let layer_games = plan.iter().map(|(size, _)| size.games).collect();
+        let quiet_after = config.quiet_after();
         let mut coordinator = Coordinator {
             store,
             config,
@@ -186,6 +190,7 @@ impl Coordinator {
                     disagreements: 0,
                     failure: None,
                     shard_failures: HashMap::new(),
+                    stalls: StallWatch::new(quiet_after, started),
                     stall: None,
                     repaired: 0,
                     slice_budget: None,

@@ -94,12 +94,29 @@ impl Coordinator {
             failure: inner.failure.clone(),
             repaired_slices: inner.repaired,
             eta_seconds: eta_seconds(left, recent.unwrap_or(0.0)),
-            stall: inner.stall.clone(),
+            stall: inner.stall.as_ref().map(Stall::describe),
         }
     }
 
-    /// Notes why the run does not move (`None`: it moves), for the status.
-    pub fn set_stall(&self, stall: Option<String>) {
-        self.lock().stall = stall;
+    /// Looks at the run's progress at `now` ([`StallWatch`]): the stall to report now, if
+    /// there is one and none was reported within the quiet period. The status shows the
+    /// current one meanwhile. The same for a cluster and the in-process solve
+    /// ([`crate::stall_clock`] asks on its own clock).
+    pub fn check_stall(&self, now: Instant) -> Option<Stall> {
+        let mut inner = self.lock();
+        if inner.open.is_none() {
+            inner.stall = None;
+            return None;
+        }
+        let names: Vec<String> = inner
+            .workers
+            .live(now, self.config.lease * 2, MAX_LISTED_WORKERS)
+            .into_iter()
+            .map(|w| w.name)
+            .collect();
+        let games = inner.games_this_run;
+        let report = inner.stalls.observe(now, games, &names);
+        inner.stall = inner.stalls.current().cloned();
+        report
     }
 }
