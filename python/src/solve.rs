@@ -82,9 +82,7 @@ impl RunObserver for Counts {
 /// calling thread, in planned matrix games.
 #[pyfunction]
 #[pyo3(signature = (n, objective = "points", db = PathBuf::from("gops-db"), threads = None, memory_mb = None, progress = None, skip_disk_check = false))]
-#[allow(clippy::too_many_arguments)]
 pub fn solve(
-    py: Python<'_>,
     n: i64,
     objective: &str,
     db: PathBuf,
@@ -93,96 +91,99 @@ pub fn solve(
     progress: Option<Bound<'_, PyAny>>,
     skip_disk_check: bool,
 ) -> PyResult<Db> {
-    let n = validate_n(n).map_err(value_error)?;
-    let objective: Objective = objective.parse().map_err(value_error)?;
-    let threads = match threads {
-        Some(0) => return Err(value_error("threads must be at least 1")),
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |t| t.get()),
-    };
-    let caches = process_caches(
-        "memory_mb",
-        memory_mb,
-        n,
-        objective,
-        Role::Solve,
-        available_memory(),
-    )
-    .map_err(value_error)?;
-    if let Ok(plan) = DiskPlan::of(&db, n, objective)
-        && let Some(message) = plan.refusal(&db, n, objective, ["db", "skip_disk_check=True"])
-        && !skip_disk_check
-    {
-        return Err(PyOSError::new_err(message));
-    }
-    let store = py
-        .detach(|| Store::open_or_create(&db, n, objective))
-        .map_err(store_error)?;
-    let counts = Arc::new(Counts::default());
-    let stop = Arc::new(StopSignal::default());
-    let run = LocalRun {
-        store,
-        threads,
-        // the same process computed them: nothing re-solved (the cheap checks run)
-        verify_fraction: 0.0,
-        verify_slices: 1.0,
-        caches,
-        observer: Arc::clone(&counts) as Arc<dyn RunObserver + Send>,
-        stop: Arc::clone(&stop),
-        hold_after_slices: None,
-        stall_after: None,
-    };
-    let solver = std::thread::Builder::new()
-        .name("gops-solve".into())
-        .spawn(move || solve_direct(run))
-        .map_err(|e| GopsError::new_err(format!("cannot start the solve thread: {e}")))?;
-    let mut interrupted: Option<PyErr> = None;
-    let mut last_report: Option<Instant> = None;
-    let mut report = |force: bool| -> PyResult<()> {
-        if let Some(callback) = &progress
-            && (force || last_report.is_none_or(|t| t.elapsed() >= REPORT_EVERY))
+    // called from Python, so attached already: this only hands over the token
+    Python::attach(|py| {
+        let n = validate_n(n).map_err(value_error)?;
+        let objective: Objective = objective.parse().map_err(value_error)?;
+        let threads = match threads {
+            Some(0) => return Err(value_error("threads must be at least 1")),
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        };
+        let caches = process_caches(
+            "memory_mb",
+            memory_mb,
+            n,
+            objective,
+            Role::Solve,
+            available_memory(),
+        )
+        .map_err(value_error)?;
+        if let Ok(plan) = DiskPlan::of(&db, n, objective)
+            && let Some(message) = plan.refusal(&db, n, objective, ["db", "skip_disk_check=True"])
+            && !skip_disk_check
         {
-            last_report = Some(Instant::now());
-            callback.call1(counts.read())?;
+            return Err(PyOSError::new_err(message));
         }
-        Ok(())
-    };
-    while !solver.is_finished() {
-        py.detach(|| std::thread::sleep(POLL));
-        if let Err(signal) = py.check_signals() {
-            if interrupted.is_some() {
-                // a second Ctrl-C: at once (the thread stores its shard and ends alone)
-                return Err(signal);
+        let store = py
+            .detach(|| Store::open_or_create(&db, n, objective))
+            .map_err(store_error)?;
+        let counts = Arc::new(Counts::default());
+        let stop = Arc::new(StopSignal::default());
+        let run = LocalRun {
+            store,
+            threads,
+            // the same process computed them: nothing re-solved (the cheap checks run)
+            verify_fraction: 0.0,
+            verify_slices: 1.0,
+            caches,
+            observer: Arc::clone(&counts) as Arc<dyn RunObserver + Send>,
+            stop: Arc::clone(&stop),
+            hold_after_slices: None,
+            stall_after: None,
+        };
+        let solver = std::thread::Builder::new()
+            .name("gops-solve".into())
+            .spawn(move || solve_direct(run))
+            .map_err(|e| GopsError::new_err(format!("cannot start the solve thread: {e}")))?;
+        let mut interrupted: Option<PyErr> = None;
+        let mut last_report: Option<Instant> = None;
+        let mut report = |force: bool| -> PyResult<()> {
+            if let Some(callback) = &progress
+                && (force || last_report.is_none_or(|t| t.elapsed() >= REPORT_EVERY))
+            {
+                last_report = Some(Instant::now());
+                callback.call1(counts.read())?;
             }
-            stop.raise();
-            interrupted = Some(signal);
-            continue;
+            Ok(())
+        };
+        while !solver.is_finished() {
+            py.detach(|| std::thread::sleep(POLL));
+            if let Err(signal) = py.check_signals() {
+                if interrupted.is_some() {
+                    // a second Ctrl-C: at once (the thread stores its shard and ends alone)
+                    return Err(signal);
+                }
+                stop.raise();
+                interrupted = Some(signal);
+                continue;
+            }
+            if interrupted.is_none()
+                && let Err(e) = report(false)
+            {
+                // a failing callback stops the solve like Ctrl-C, and its error is raised
+                stop.raise();
+                interrupted = Some(e);
+            }
         }
-        if interrupted.is_none()
-            && let Err(e) = report(false)
-        {
-            // a failing callback stops the solve like Ctrl-C, and its error is raised
-            stop.raise();
-            interrupted = Some(e);
+        let result = solver
+            .join()
+            .map_err(|_| GopsError::new_err("the solve thread panicked"))?;
+        let (store, outcome) = result.map_err(local_error)?;
+        if let Some(e) = interrupted {
+            return Err(e);
         }
-    }
-    let result = solver
-        .join()
-        .map_err(|_| GopsError::new_err("the solve thread panicked"))?;
-    let (store, outcome) = result.map_err(local_error)?;
-    if let Some(e) = interrupted {
-        return Err(e);
-    }
-    match outcome {
-        SolveOutcome::Complete(_) => {
-            report(true)?;
-            Ok(Db::from_store(store))
+        match outcome {
+            SolveOutcome::Complete(_) => {
+                report(true)?;
+                Ok(Db::from_store(store))
+            }
+            SolveOutcome::Interrupted {
+                layer,
+                slices_stored,
+            } => Err(GopsError::new_err(format!(
+                "the solve stopped in layer {layer} with {slices_stored} of its slices stored; call solve again to resume"
+            ))),
         }
-        SolveOutcome::Interrupted {
-            layer,
-            slices_stored,
-        } => Err(GopsError::new_err(format!(
-            "the solve stopped in layer {layer} with {slices_stored} of its slices stored; call solve again to resume"
-        ))),
-    }
+    })
 }

@@ -112,17 +112,15 @@ impl Coordinator {
 
     /// Records checked slices and replacements: those in `written` are in the store
     /// already; the rest still missing are stored here, flushed, under the lock.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn store_checked(
         &self,
         inner: &mut Inner,
-        worker: WorkerId,
-        engine: &LayerEngine,
+        context: &SubmissionContext,
         checked: Vec<(Submitted, u64)>,
         replacements: Vec<(Submitted, u64)>,
         written: &[u32],
-        now: Instant,
     ) -> Result<StoreRound, CoreError> {
+        let (worker, engine, now) = (context.worker, &context.engine, context.now);
         let mut round = StoreRound::default();
         let party = Self::party(inner, worker);
         let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) else {

@@ -50,6 +50,8 @@ mod slices;
 mod status;
 mod submit;
 
+use submit::SubmissionContext;
+
 pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
 use crate::config::{MAX_LISTED_WORKERS, RACE_WAIT_LIMIT};
 pub use crate::error::{CoreError, LeaseOutcome, SubmitOutcome};

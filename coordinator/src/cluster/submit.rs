@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// Who hands in under which lease, for which layer's engine, and when: what every step
+/// of a submission after the sorting needs.
+pub(super) struct SubmissionContext {
+    pub(super) worker: WorkerId,
+    pub(super) lease_id: LeaseId,
+    pub(super) engine: Arc<LayerEngine>,
+    pub(super) now: Instant,
+}
+
 impl Coordinator {
     /// Validates and stores a worker's finished slices. All or nothing: one bad slice
     /// rejects the submission, and the lease goes back to be leased again.
@@ -50,8 +59,13 @@ impl Coordinator {
             )
         };
         let k = engine.k();
-        let outcome =
-            self.submit_sorted(worker, lease_id, engine, fresh, disputed, duplicates, now);
+        let context = SubmissionContext {
+            worker,
+            lease_id,
+            engine,
+            now,
+        };
+        let outcome = self.submit_sorted(&context, fresh, disputed, duplicates);
         let ended = self.end_submission(k);
         let outcome = outcome?;
         ended?;
@@ -60,17 +74,14 @@ impl Coordinator {
 
     /// [`Coordinator::submit`] after the sorting: the checks, the disputes and the
     /// writes, in rounds.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn submit_sorted(
         &self,
-        worker: WorkerId,
-        lease_id: LeaseId,
-        engine: Arc<LayerEngine>,
+        context: &SubmissionContext,
         mut fresh: Vec<Submitted>,
         mut disputed: Vec<Submitted>,
         duplicates: u32,
-        now: Instant,
     ) -> Result<SubmitOutcome, CoreError> {
+        let (worker, lease_id, engine) = (context.worker, context.lease_id, &context.engine);
         let mut outcome = SubmitOutcome {
             stored: 0,
             duplicates,
@@ -88,8 +99,8 @@ impl Coordinator {
                 self.config.verify_slices,
                 &mut rand::rng(),
             );
-            let checked = self.check_submitted(&engine, &fresh, &fractions);
-            let resolved = self.resolve_disputes(&engine, worker, &disputed);
+            let checked = self.check_submitted(engine, &fresh, &fractions);
+            let resolved = self.resolve_disputes(engine, worker, &disputed);
             let mut inner = self.lock();
             let (checked, replaced) = match checked.and_then(|c| resolved.map(|r| (c, r))) {
                 Ok(both) => both,
@@ -138,9 +149,7 @@ impl Coordinator {
             // then record it (and store, under the lock, the rarer kinds: replacements
             // and replicated copies)
             let round = self
-                .store_checked(
-                    &mut inner, worker, &engine, checked, replaced, &claimed, now,
-                )
+                .store_checked(&mut inner, context, checked, replaced, &claimed)
                 .inspect_err(|e| Self::note_failure(&mut inner, e))?;
             outcome.stored += round.stored;
             outcome.duplicates += round.duplicates;
