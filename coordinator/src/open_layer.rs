@@ -28,23 +28,28 @@ pub struct FirstCopy {
     pub claim: Claim,
 }
 
+/// Its state is kept by its methods: a slice is claimed for writing only while it is
+/// missing and no other copy of it is being written; a slice stored is recorded in the
+/// ledger, the progress and its author at once, and the first copy that waited for it
+/// (replicated verification) is taken; the layer may complete only once no submission
+/// to it is under way.
 pub struct OpenLayer {
-    pub progress: LayerProgress,
-    pub engine: Arc<LayerEngine>,
-    pub ledger: LeaseLedger,
+    progress: LayerProgress,
+    engine: Arc<LayerEngine>,
+    ledger: LeaseLedger,
     /// Who submitted each slice stored this run (blamed if a full re-check fails it).
-    pub stored_by: HashMap<u32, WorkerId>,
+    stored_by: HashMap<u32, WorkerId>,
     /// Replicated verification: the first copy of each slice, waiting for a copy from
     /// another party (its bytes are in the store's unconfirmed tree).
-    pub unconfirmed: HashMap<u32, FirstCopy>,
+    unconfirmed: HashMap<u32, FirstCopy>,
     /// Slices being written to the store without the coordinator's lock, by the claim
     /// of the copy being written: another copy of one is a duplicate or a race.
-    pub storing: HashMap<u32, Claim>,
+    storing: HashMap<u32, Claim>,
     /// Submissions to this layer sorted and not yet ended: the layer completes only
     /// when none is left (see `Coordinator::end_submission`).
-    pub submissions_in_flight: usize,
+    submissions_in_flight: usize,
     /// Slices of layer k - 1 loaded for verification, least recently used dropped first.
-    pub below: Arc<Mutex<SliceCache>>,
+    below: Arc<Mutex<SliceCache>>,
 }
 
 /// The shards a coordinator with `config` cuts the `missing` prize ranks of a layer of
@@ -98,5 +103,125 @@ impl OpenLayer {
 
     pub fn k(&self) -> u8 {
         self.progress.k()
+    }
+
+    /// The layer's record: digests and gaps of the slices stored.
+    pub fn progress(&self) -> &LayerProgress {
+        &self.progress
+    }
+
+    /// The engine that re-solves samples of this layer's submissions.
+    pub fn engine(&self) -> &Arc<LayerEngine> {
+        &self.engine
+    }
+
+    pub fn ledger(&self) -> &LeaseLedger {
+        &self.ledger
+    }
+
+    /// The leases (granting, heartbeats, releases). Slices are marked stored through
+    /// [`OpenLayer::slice_stored`] and [`OpenLayer::slice_replaced`] only.
+    pub fn ledger_mut(&mut self) -> &mut LeaseLedger {
+        &mut self.ledger
+    }
+
+    /// The cache of slices of layer k - 1 that re-solves read.
+    pub fn below(&self) -> Arc<Mutex<SliceCache>> {
+        Arc::clone(&self.below)
+    }
+
+    /// Claims `rank` for a write of the copy `claim` without the coordinator's lock:
+    /// whether it was claimed (the slice is missing and no other copy is being written).
+    pub fn claim_for_writing(&mut self, rank: u32, claim: Claim) -> bool {
+        if !self.ledger.is_missing(rank) || self.storing.contains_key(&rank) {
+            return false;
+        }
+        self.storing.insert(rank, claim);
+        true
+    }
+
+    /// The claim of the copy of `rank` being written, if one is.
+    pub fn being_written(&self, rank: u32) -> Option<&Claim> {
+        self.storing.get(&rank)
+    }
+
+    /// The writes of `ranks` ended, stored or failed.
+    pub fn writes_ended(&mut self, ranks: &[u32]) {
+        for rank in ranks {
+            self.storing.remove(rank);
+        }
+    }
+
+    /// A submission to this layer was sorted and is under way.
+    pub fn submission_began(&mut self) {
+        self.submissions_in_flight += 1;
+    }
+
+    /// A submission to this layer ended: whether the layer may complete now (every
+    /// slice stored, and no other submission under way that could still dispute one).
+    pub fn submission_ended(&mut self) -> bool {
+        self.submissions_in_flight = self.submissions_in_flight.saturating_sub(1);
+        self.submissions_in_flight == 0 && self.ledger.is_done()
+    }
+
+    /// The first copy of `rank` waiting for another party's (replicated verification).
+    pub fn first_copy(&self, rank: u32) -> Option<&FirstCopy> {
+        self.unconfirmed.get(&rank)
+    }
+
+    /// Keeps `copy` as the first copy of `rank`, to be confirmed by another party's.
+    pub fn hold_first_copy(&mut self, rank: u32, copy: FirstCopy) {
+        self.unconfirmed.insert(rank, copy);
+    }
+
+    /// `rank` was stored from `worker`'s copy (`claim`, holding `values` values): in the
+    /// ledger, the progress and the authors at once. The first copy that waited for
+    /// it, if any, is returned (its bytes are the caller's to remove from the store).
+    pub fn slice_stored(
+        &mut self,
+        rank: u32,
+        claim: Claim,
+        values: u64,
+        worker: WorkerId,
+        now: std::time::Instant,
+    ) -> Option<FirstCopy> {
+        let first = self.unconfirmed.remove(&rank);
+        self.ledger.slice_stored(rank, now);
+        self.progress.record(
+            rank,
+            claim.digest,
+            f64::from_bits(claim.max_gap_bits),
+            values,
+            claim.games,
+        );
+        self.stored_by.insert(rank, worker);
+        first
+    }
+
+    /// `rank`, stored before, was replaced by `worker`'s copy after a full re-check
+    /// failed the stored one: the first copy that waited for it, and who handed in the
+    /// copy replaced (the author recorded, else that first copy's worker).
+    pub fn slice_replaced(
+        &mut self,
+        rank: u32,
+        claim: Claim,
+        values: u64,
+        worker: WorkerId,
+        now: std::time::Instant,
+    ) -> (Option<FirstCopy>, Option<WorkerId>) {
+        self.progress.replace(
+            rank,
+            claim.digest,
+            f64::from_bits(claim.max_gap_bits),
+            values,
+            claim.games,
+        );
+        let first = self.unconfirmed.remove(&rank);
+        self.ledger.slice_stored(rank, now);
+        let author = self
+            .stored_by
+            .insert(rank, worker)
+            .or(first.map(|f| f.worker));
+        (first, author)
     }
 }

@@ -101,10 +101,8 @@ impl Coordinator {
         };
         let mut claimed = Vec::new();
         for (s, _) in checked {
-            let rank = s.prize_rank;
-            if open.ledger.is_missing(rank) && !open.storing.contains_key(&rank) {
-                open.storing.insert(rank, s.bytes.claim());
-                claimed.push(rank);
+            if open.claim_for_writing(s.prize_rank, s.bytes.claim()) {
+                claimed.push(s.prize_rank);
             }
         }
         claimed
@@ -138,11 +136,11 @@ impl Coordinator {
         let k = open.k();
         let (missing, late): (Vec<_>, Vec<_>) = checked
             .into_iter()
-            .partition(|(s, _)| open.ledger.is_missing(s.prize_rank));
+            .partition(|(s, _)| open.ledger().is_missing(s.prize_rank));
         let mut new = Vec::new();
         for (s, values) in missing {
             // another submission's copy is being written without the lock
-            match open.storing.get(&s.prize_rank) {
+            match open.being_written(s.prize_rank) {
                 Some(claim) if *claim == s.bytes.claim() => round.duplicates += 1,
                 Some(_) => round.raced.push(s),
                 None => new.push((s, values)),
@@ -151,7 +149,7 @@ impl Coordinator {
         for (s, _) in late {
             // checked at the same time as another copy that was stored first
             if open
-                .progress
+                .progress()
                 .holds(s.prize_rank, &s.bytes.digest, s.bytes.max_gap)
             {
                 round.duplicates += 1;
@@ -168,7 +166,7 @@ impl Coordinator {
             let mut held = Vec::new();
             for (s, values) in new {
                 let rank = s.prize_rank;
-                match open.unconfirmed.get(&rank) {
+                match open.first_copy(rank) {
                     None => held.push(s),
                     Some(first) if first.claim == s.bytes.claim() && first.party == party => {
                         round.duplicates += 1;
@@ -182,7 +180,7 @@ impl Coordinator {
             }
             for s in &held {
                 self.store.put_unconfirmed(k, s.prize_rank, &s.bytes)?;
-                open.unconfirmed.insert(
+                open.hold_first_copy(
                     s.prize_rank,
                     FirstCopy {
                         party,
@@ -194,15 +192,16 @@ impl Coordinator {
             }
             // a shard whose every slice this party handed in goes to another party
             for s in &held {
-                let Some(ranks) = open.ledger.shard_ranks(s.prize_rank) else {
+                let Some(ranks) = open.ledger().shard_ranks(s.prize_rank) else {
                     continue;
                 };
-                let complete = ranks.iter().all(|r| {
-                    !open.ledger.is_missing(*r)
-                        || open.unconfirmed.get(r).is_some_and(|f| f.party == party)
+                let complete = ranks.iter().all(|&r| {
+                    !open.ledger().is_missing(r)
+                        || open.first_copy(r).is_some_and(|f| f.party == party)
                 });
                 if complete {
-                    open.ledger.copy_handed_in(s.prize_rank, party, worker);
+                    open.ledger_mut()
+                        .copy_handed_in(s.prize_rank, party, worker);
                 }
             }
             new = to_store;
@@ -219,17 +218,10 @@ impl Coordinator {
         let mut blamed = Vec::new();
         for (s, values) in replacements {
             let rank = s.prize_rank;
-            open.progress
-                .replace(rank, s.bytes.digest, s.bytes.max_gap, values, s.bytes.games);
-            let first = open.unconfirmed.remove(&rank);
+            let (first, author) = open.slice_replaced(rank, s.bytes.claim(), values, worker, now);
             if first.is_some() {
                 self.store.remove_unconfirmed(k, rank)?;
             }
-            open.ledger.slice_stored(rank, now);
-            let author = open
-                .stored_by
-                .insert(rank, worker)
-                .or(first.map(|f| f.worker));
             if let Some(author) = author {
                 warn!(worker = %author, layer = k, slice = rank, "handed in a slice that failed a full re-check");
                 blamed.push(author);
@@ -239,13 +231,12 @@ impl Coordinator {
         let mut games = 0u64;
         for (s, values) in new {
             let rank = s.prize_rank;
-            if open.unconfirmed.remove(&rank).is_some() {
+            if open
+                .slice_stored(rank, s.bytes.claim(), values, worker, now)
+                .is_some()
+            {
                 self.store.remove_unconfirmed(k, rank)?;
             }
-            open.ledger.slice_stored(rank, now);
-            open.progress
-                .record(rank, s.bytes.digest, s.bytes.max_gap, values, s.bytes.games);
-            open.stored_by.insert(rank, worker);
             games = games.saturating_add(s.bytes.games);
             round.stored += 1;
         }

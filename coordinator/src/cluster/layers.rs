@@ -12,16 +12,16 @@ impl Coordinator {
                 continue;
             }
             let open = OpenLayer::open(&self.store, k, &self.config, inner.next_lease)?;
-            let already = open.progress.stored();
+            let already = open.progress().stored();
             info!(
                 layer = k,
-                slices = open.progress.size().slices,
+                slices = open.progress().size().slices,
                 stored = already,
-                shards = open.ledger.shard_count(),
+                shards = open.ledger().shard_count(),
                 "layer open"
             );
-            self.observer.layer_started(open.progress.size(), already);
-            let complete = open.progress.is_complete();
+            self.observer.layer_started(open.progress().size(), already);
+            let complete = open.progress().is_complete();
             inner.open = Some(open);
             inner.signal_change();
             if complete {
@@ -45,7 +45,7 @@ impl Coordinator {
     pub(super) fn complete_layer(&self, inner: &mut Inner) -> Result<(), CoreError> {
         let open = inner.open.as_ref().expect("a layer is open");
         // the layer stays open (and the run unfinished) unless its record is durable
-        let record = open.progress.complete(&self.store)?.ok_or_else(|| {
+        let record = open.progress().complete(&self.store)?.ok_or_else(|| {
             StoreError::Corrupt(format!("layer {} completed with slices missing", open.k()))
         })?;
         info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
@@ -64,7 +64,7 @@ impl Coordinator {
             ),
         );
         self.observer.layer_done(&record);
-        inner.next_lease = inner.next_lease.max(open.ledger.next_lease_id());
+        inner.next_lease = inner.next_lease.max(open.ledger().next_lease_id());
         inner.open = None;
         self.open_next_layer(inner, record.k + 1)
     }

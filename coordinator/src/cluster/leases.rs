@@ -20,8 +20,10 @@ impl Coordinator {
             return Ok(LeaseOutcome::Finished);
         };
         let k = open.k();
-        let expired = open.ledger.expire(now);
-        let assignment = open.ledger.assign_among(worker, party, now, live_workers);
+        let expired = open.ledger_mut().expire(now);
+        let assignment = open
+            .ledger_mut()
+            .assign_among(worker, party, now, live_workers);
         for (lease_id, holder) in expired {
             warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");
             let message = format!(
@@ -80,7 +82,7 @@ impl Coordinator {
         let kept = inner
             .open
             .as_mut()
-            .is_some_and(|open| open.ledger.heartbeat(caller.worker, lease_id, now));
+            .is_some_and(|open| open.ledger_mut().heartbeat(caller.worker, lease_id, now));
         if kept {
             inner.workers.progress(caller.worker, now);
         }
@@ -91,7 +93,7 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, Instant::now())?;
         if let Some(open) = inner.open.as_mut() {
-            open.ledger.release(caller.worker, lease_id);
+            open.ledger_mut().release(caller.worker, lease_id);
         }
         Ok(())
     }
@@ -117,13 +119,13 @@ impl Coordinator {
         };
         let k = open.k();
         let Some(ranks) = open
-            .ledger
+            .ledger()
             .lease_ranks(caller.worker, lease_id)
             .map(<[u32]>::to_vec)
         else {
             return Ok(());
         };
-        open.ledger.release(caller.worker, lease_id);
+        open.ledger_mut().release(caller.worker, lease_id);
         let why: String = why.chars().take(1000).collect();
         let shard = describe_ranks(&ranks);
         warn!(worker = %caller.worker, layer = k, shard = %shard, error = %why, "a worker failed on a shard");

@@ -110,7 +110,7 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, Instant::now())?;
         if let Some(open) = inner.open.as_mut() {
-            open.ledger.release_all(caller.worker);
+            open.ledger_mut().release_all(caller.worker);
         }
         let name = Self::who(&inner, caller.worker);
         inner.workers.remove(caller.worker);

@@ -62,7 +62,7 @@ impl Coordinator {
             .max(1e-9);
         let (open_layer, shards) = match &inner.open {
             Some(open) => {
-                let c = open.ledger.counts();
+                let c = open.ledger().counts();
                 (
                     Some(open.k()),
                     Some(ShardCounts {

@@ -43,16 +43,16 @@ impl Coordinator {
             };
             let grant = LeaseGrant {
                 lease: lease_id,
-                ranks: open.ledger.granted_ranks(worker, lease_id),
+                ranks: open.ledger().granted_ranks(worker, lease_id),
             };
-            let sorted = match sort_submission(&open.progress, grant, slices) {
+            let sorted = match sort_submission(open.progress(), grant, slices) {
                 Ok(sorted) => sorted,
                 Err(why) => return Err(self.reject(&mut inner, worker, lease_id, why)),
             };
             // the layer does not complete while this submission is under way
-            open.submissions_in_flight += 1;
+            open.submission_began();
             (
-                Arc::clone(&open.engine),
+                Arc::clone(open.engine()),
                 sorted.fresh,
                 sorted.disputed,
                 sorted.duplicates,
@@ -134,9 +134,7 @@ impl Coordinator {
             };
             let mut inner = self.lock();
             if let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) {
-                for rank in &claimed {
-                    open.storing.remove(rank);
-                }
+                open.writes_ended(&claimed);
             }
             if !claimed.is_empty() {
                 self.written.notify_all();
@@ -160,7 +158,7 @@ impl Coordinator {
                 let ranks: Vec<u32> = disputed.iter().map(|s| s.prize_rank).collect();
                 let being_written = |inner: &mut Inner| {
                     let open = inner.open.as_ref().filter(|o| o.k() == engine.k());
-                    open.is_some_and(|o| ranks.iter().any(|r| o.storing.contains_key(r)))
+                    open.is_some_and(|o| ranks.iter().any(|&r| o.being_written(r).is_some()))
                 };
                 let waited = self
                     .written
@@ -237,7 +235,7 @@ impl Coordinator {
                 .open
                 .as_ref()
                 .filter(|o| o.k() == k)
-                .map(|o| Arc::clone(&o.below))
+                .map(OpenLayer::below)
         };
         // the layer completed meanwhile: its dependencies are still in the store
         let cache = cache.unwrap_or_else(|| {
@@ -266,8 +264,7 @@ impl Coordinator {
         let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
             return Ok(());
         };
-        open.submissions_in_flight = open.submissions_in_flight.saturating_sub(1);
-        if open.submissions_in_flight == 0 && open.ledger.is_done() {
+        if open.submission_ended() {
             self.complete_layer(&mut inner)
                 .inspect_err(|e| Self::note_failure(&mut inner, e))?;
         }
@@ -292,7 +289,7 @@ impl Coordinator {
         inner.rejected += 1;
         inner.workers.blame(worker);
         if let Some(open) = inner.open.as_mut() {
-            open.ledger.release(worker, lease_id);
+            open.ledger_mut().release(worker, lease_id);
         }
         Self::end_leases_of_banned(inner, worker);
         CoreError::Rejected(why)
@@ -308,7 +305,10 @@ impl Coordinator {
         let Some(open) = inner.open.as_mut() else {
             return;
         };
-        let taken: usize = banned.iter().map(|&w| open.ledger.release_all(w)).sum();
+        let taken: usize = banned
+            .iter()
+            .map(|&w| open.ledger_mut().release_all(w))
+            .sum();
         warn!(worker = %worker, sessions = banned.len(), leases = taken, "banned: every lease of its sessions taken back");
         let message = format!(
             "{} is banned: {taken} lease(s) of {} session(s) taken back",
