@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use gops_common::cards::validate_n;
 use gops_coordinator::admission::ConnLimits;
-use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, RunFailure};
 use gops_coordinator::exit_rule::ExitRule;
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
@@ -138,7 +138,7 @@ const DASHBOARD_GRACE: Duration = Duration::from_secs(10);
 
 /// Resolves, with the reason, once the coordinator cannot go on: its store can no longer
 /// be written, or a shard fails on every worker that takes it.
-async fn run_failure(core: Arc<Coordinator>) -> String {
+async fn run_failure(core: Arc<Coordinator>) -> RunFailure {
     let mut changes = core.changes();
     loop {
         if let Some(failure) = core.failure() {
@@ -276,7 +276,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
         if let Some(failure) = core.failure() {
-            return Err(Failure::Runtime(failure));
+            return Err(Failure::Runtime(failure.to_string()));
         }
         let (open_layer, stored) = core.position();
         info!(slices_stored = stored, slices_leased = core.leased_this_run(), complete = core.is_finished(), "coordinator stopped");

@@ -38,6 +38,26 @@ pub enum CoreError {
     Engine(#[from] EngineError),
 }
 
+/// Why a run cannot go on: the coordinator stops (a supervisor may restart it once the
+/// cause is mended; nothing acknowledged is lost).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunFailure {
+    /// A write to the store failed (a full disk, an I/O error): sled keeps failing
+    /// after that.
+    #[error("{0}")]
+    StoreUnwritable(String),
+    /// Workers of this many parties failed on the same shard.
+    #[error(
+        "workers of {parties} parties failed on the shard of layer {layer}, prize ranks {shard}, the last with: {last}"
+    )]
+    ShardNoOneGetsPast {
+        parties: usize,
+        layer: u8,
+        shard: String,
+        last: String,
+    },
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseOutcome {
     Shard {

@@ -207,7 +207,7 @@ pub fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
 /// How the run ended, from the coordinator's record of it.
 pub fn outcome(core: Coordinator, started: Instant) -> Result<(Store, SolveOutcome), LocalError> {
     if let Some(failure) = core.failure() {
-        return Err(LocalError::Runtime(failure));
+        return Err(LocalError::Runtime(failure.to_string()));
     }
     let (position, slices_this_run) = core.position();
     let games = core.games_this_run();

@@ -146,14 +146,16 @@ impl Coordinator {
         *last = why;
         let failed = parties.len();
         if failed >= SHARD_FAILURES_TO_STOP && inner.failure.is_none() {
-            let failure = format!(
-                "workers of {failed} parties failed on the shard of layer {k}, prize ranks {shard}, the last with: {}",
-                inner.shard_failures[&(k, ranks[0])].1
-            );
+            let failure = RunFailure::ShardNoOneGetsPast {
+                parties: failed,
+                layer: k,
+                shard,
+                last: inner.shard_failures[&(k, ranks[0])].1.clone(),
+            };
             error!(error = %failure, "stopping: a shard no worker gets past");
             inner
                 .events
-                .record_now(EventKind::StoreFailed, failure.clone());
+                .record_now(EventKind::StoreFailed, failure.to_string());
             inner.failure = Some(failure);
             inner.signal_change();
         }

@@ -54,7 +54,7 @@ use submit::SubmissionContext;
 
 pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
 use crate::config::{MAX_LISTED_WORKERS, RACE_WAIT_LIMIT};
-pub use crate::error::{CoreError, LeaseOutcome, SubmitOutcome};
+pub use crate::error::{CoreError, LeaseOutcome, RunFailure, SubmitOutcome};
 
 /// A test's interruption: no more leases once this run has stored `slices` slices.
 struct SliceBudget {
@@ -91,7 +91,7 @@ struct Inner {
     /// Copies of a slice whose digest differed from the stored one's.
     disagreements: u64,
     /// Why the store can no longer be written (a full disk): the coordinator stops.
-    failure: Option<String>,
+    failure: Option<RunFailure>,
     /// Damaged slices solved again this run.
     repaired: u64,
     /// Stop leasing after this many slices this run (tests of interruption).

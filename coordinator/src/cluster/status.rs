@@ -3,8 +3,8 @@
 use super::*;
 
 impl Coordinator {
-    /// Why the coordinator must stop, if a write to its store failed.
-    pub fn failure(&self) -> Option<String> {
+    /// Why the coordinator must stop, if the run cannot go on.
+    pub fn failure(&self) -> Option<RunFailure> {
         self.lock().failure.clone()
     }
 
@@ -91,7 +91,7 @@ impl Coordinator {
             refused_calls: inner.refused_calls,
             disagreements: inner.disagreements,
             workers_registered: inner.workers.len() as u64,
-            failure: inner.failure.clone(),
+            failure: inner.failure.as_ref().map(RunFailure::to_string),
             repaired_slices: inner.repaired,
             eta_seconds: eta_seconds(left, recent.unwrap_or(0.0)),
             stall: inner.stall.as_ref().map(Stall::describe),

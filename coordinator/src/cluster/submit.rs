@@ -332,7 +332,9 @@ impl Coordinator {
                     format!("the store cannot be written ({e}): the coordinator stops"),
                 );
             }
-            inner.failure.get_or_insert_with(|| e.to_string());
+            inner
+                .failure
+                .get_or_insert_with(|| RunFailure::StoreUnwritable(e.to_string()));
             inner.signal_change();
         }
     }
