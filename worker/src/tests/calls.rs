@@ -23,6 +23,11 @@ fn caller() -> Caller {
     }
 }
 
+/// Heartbeats of lease 1 to `fake` every `every`, in a task of their own.
+fn beat(fake: &Fake, every: Duration, phase: Phase) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(keep_lease(fake.clone(), caller(), LeaseId(1), every, phase))
+}
+
 /// How many heartbeats the fake has seen.
 fn beats(fake: &Fake) -> usize {
     fake.count("heartbeat")
@@ -32,13 +37,7 @@ fn beats(fake: &Fake) -> usize {
 async fn a_lease_is_heartbeaten_every_period() {
     let fake = Fake::new(3, LEASE_MS, Script::default());
     let every = Duration::from_secs(10);
-    let beating = tokio::spawn(keep_lease(
-        fake.clone(),
-        caller(),
-        LeaseId(1),
-        every,
-        Phase::Solving,
-    ));
+    let beating = beat(&fake, every, Phase::Solving);
     tokio::time::sleep(Duration::from_secs(35)).await;
     assert_eq!(beats(&fake), 3, "at 10, 20 and 30 s");
     beating.abort();
@@ -48,13 +47,7 @@ async fn a_lease_is_heartbeaten_every_period() {
 async fn a_frozen_then_woken_worker_sends_one_heartbeat_not_a_burst() {
     let fake = Fake::new(3, LEASE_MS, Script::default());
     let every = Duration::from_secs(10);
-    let beating = tokio::spawn(keep_lease(
-        fake.clone(),
-        caller(),
-        LeaseId(1),
-        every,
-        Phase::Solving,
-    ));
+    let beating = beat(&fake, every, Phase::Solving);
     tokio::time::sleep(Duration::from_secs(25)).await;
     assert_eq!(beats(&fake), 2);
     // frozen: the clock jumps ten periods while nothing runs (SIGSTOP, a suspended
@@ -84,13 +77,7 @@ async fn a_heartbeat_that_hangs_is_cut_off_and_the_next_one_still_goes() {
     };
     let fake = Fake::new(3, LEASE_MS, script);
     let every = Duration::from_secs(10);
-    let beating = tokio::spawn(keep_lease(
-        fake.clone(),
-        caller(),
-        LeaseId(1),
-        every,
-        Phase::Submitting,
-    ));
+    let beating = beat(&fake, every, Phase::Submitting);
     // each call hangs for its whole bound (one period), then the next is made
     tokio::time::sleep(Duration::from_secs(45)).await;
     let at: Vec<Instant> = fake.seen().iter().map(|s| s.at).collect();
@@ -108,10 +95,7 @@ async fn a_call_is_retried_through_transient_failures_and_answers() {
     let fake = Fake::new(3, LEASE_MS, script);
     hello(&fake).await;
     let (_stop, stop) = watch::channel(false);
-    let request = LeaseRequest {
-        worker_id: 41,
-        session_key: vec![7; 32],
-    };
+    let request = lease_request();
     let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
         let r = request.clone();
         async move { link.lease(r).await }
@@ -126,10 +110,7 @@ async fn a_call_is_retried_through_transient_failures_and_answers() {
 async fn an_unknown_worker_is_told_to_greet_again() {
     let fake = Fake::new(3, LEASE_MS, Script::default());
     let (_stop, stop) = watch::channel(false);
-    let request = LeaseRequest {
-        worker_id: 41,
-        session_key: vec![7; 32],
-    };
+    let request = lease_request();
     // no hello yet: the fake knows no worker
     let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
         let r = request.clone();
@@ -156,6 +137,14 @@ async fn a_refusal_is_final_and_names_the_call() {
     };
     assert_eq!(why, "submit: a slice outside the lease");
     assert_eq!(started.elapsed(), Duration::ZERO);
+}
+
+/// A lease request of the worker the fake greets first.
+fn lease_request() -> LeaseRequest {
+    LeaseRequest {
+        worker_id: 41,
+        session_key: vec![7; 32],
+    }
 }
 
 async fn hello(fake: &Fake) {

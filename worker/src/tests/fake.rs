@@ -99,6 +99,17 @@ impl Fake {
         self.state().seen.clone()
     }
 
+    /// When each call named `call` came, in order.
+    pub fn times_of(&self, call: &str) -> Vec<Instant> {
+        let state = self.state();
+        state
+            .seen
+            .iter()
+            .filter(|s| s.call == call)
+            .map(|s| s.at)
+            .collect()
+    }
+
     /// The calls named `call` seen so far.
     pub fn count(&self, call: &str) -> usize {
         self.state().seen.iter().filter(|s| s.call == call).count()

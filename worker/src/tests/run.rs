@@ -16,6 +16,11 @@ use crate::summary::WorkerSummary;
 const N: u8 = 3;
 const SLICES: usize = 7;
 
+/// The fake coordinator of the game, misbehaving as `script` says.
+fn scripted(script: Script) -> Fake {
+    Fake::new(N, LEASE_MS, script)
+}
+
 async fn run(fake: &Fake) -> Result<WorkerSummary, ClientError> {
     let (_stop, shutdown) = watch::channel(false);
     run_worker_with(config(), fake.clone(), shutdown).await
@@ -61,11 +66,10 @@ async fn a_finished_run_is_heard_at_the_first_lease() {
 
 #[tokio::test(start_paused = true)]
 async fn a_lease_lost_while_solving_is_finished_refused_and_solved_again() {
-    let script = Script {
+    let fake = scripted(Script {
         lose_lease: Some(2),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let summary = run(&fake).await.expect("the run goes on after the refusal");
     assert!(fake.complete());
     assert_eq!(summary.rejected, 1);
@@ -78,11 +82,10 @@ async fn a_lease_lost_while_solving_is_finished_refused_and_solved_again() {
 
 #[tokio::test(start_paused = true)]
 async fn a_coordinator_gone_for_longer_than_the_give_up_time_ends_the_worker() {
-    let script = Script {
+    let fake = scripted(Script {
         down_after_stored: Some(3),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let real = std::time::Instant::now();
     let started = Instant::now();
     let error = run(&fake).await.expect_err("gives up");
@@ -103,11 +106,10 @@ async fn a_coordinator_gone_for_longer_than_the_give_up_time_ends_the_worker() {
 
 #[tokio::test(start_paused = true)]
 async fn a_coordinator_never_reached_fails_after_the_first_contact_time() {
-    let script = Script {
+    let fake = scripted(Script {
         down: true,
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let started = Instant::now();
     let error = run(&fake).await.expect_err("never reached");
     assert!(matches!(error, ClientError::NeverReached(..)), "{error}");
@@ -118,19 +120,13 @@ async fn a_coordinator_never_reached_fails_after_the_first_contact_time() {
 
 #[tokio::test(start_paused = true)]
 async fn a_coordinator_unreachable_for_a_while_is_waited_for_with_growing_pauses() {
-    let script = Script {
+    let fake = scripted(Script {
         unreachable_leases: 6,
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let summary = run(&fake).await.expect("the run ends well");
     assert_eq!(summary.slices, SLICES as u64);
-    let leases: Vec<Instant> = fake
-        .seen()
-        .iter()
-        .filter(|s| s.call == "lease")
-        .map(|s| s.at)
-        .collect();
+    let leases = fake.times_of("lease");
     let pauses: Vec<Duration> = leases.windows(2).take(6).map(|w| w[1] - w[0]).collect();
     // 100 ms doubling, each scaled by a factor in [0.5, 1]
     for (attempt, pause) in pauses.iter().enumerate() {
@@ -141,11 +137,10 @@ async fn a_coordinator_unreachable_for_a_while_is_waited_for_with_growing_pauses
 
 #[tokio::test(start_paused = true)]
 async fn a_refusal_ends_the_worker_at_once_without_retrying() {
-    let script = Script {
+    let fake = scripted(Script {
         refuse_hello: true,
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let started = Instant::now();
     let error = run(&fake).await.expect_err("refused");
     let ClientError::Refused(why) = error else {
@@ -158,28 +153,21 @@ async fn a_refusal_ends_the_worker_at_once_without_retrying() {
 
 #[tokio::test(start_paused = true)]
 async fn a_wait_is_waited_for_then_the_worker_asks_again() {
-    let script = Script {
+    let fake = scripted(Script {
         wait_first_ms: Some(2_000),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     run(&fake).await.expect("the run ends well");
-    let leases: Vec<Instant> = fake
-        .seen()
-        .iter()
-        .filter(|s| s.call == "lease")
-        .map(|s| s.at)
-        .collect();
+    let leases = fake.times_of("lease");
     assert_eq!(leases[1] - leases[0], Duration::from_millis(2_000));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_restarted_coordinator_is_greeted_again_and_the_run_goes_on() {
-    let script = Script {
+    let fake = scripted(Script {
         restart_at_lease: Some(4),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let summary = run(&fake).await.expect("the run ends well");
     assert!(fake.complete());
     assert_eq!(fake.count("hello"), 2);
@@ -188,12 +176,11 @@ async fn a_restarted_coordinator_is_greeted_again_and_the_run_goes_on() {
 
 #[tokio::test(start_paused = true)]
 async fn a_coordinator_restarted_on_another_game_is_a_protocol_error() {
-    let script = Script {
+    let fake = scripted(Script {
         restart_at_lease: Some(4),
         n_after_restart: Some(4),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let error = run(&fake).await.expect_err("another game");
     assert!(
         matches!(&error, ClientError::Protocol(why) if why.contains("another game")),
@@ -204,11 +191,10 @@ async fn a_coordinator_restarted_on_another_game_is_a_protocol_error() {
 #[tokio::test(start_paused = true)]
 async fn a_stopped_worker_hands_in_its_shard_gives_back_the_one_leased_ahead_and_leaves() {
     let (stop, shutdown) = watch::channel(false);
-    let script = Script {
+    let fake = scripted(Script {
         stop_at_lease: Some((3, stop)),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let summary = run_worker_with(config(), fake.clone(), shutdown)
         .await
         .expect("a clean stop");
@@ -224,11 +210,10 @@ async fn a_stopped_worker_hands_in_its_shard_gives_back_the_one_leased_ahead_and
 #[tokio::test(start_paused = true)]
 async fn a_worker_stopped_while_the_coordinator_is_away_exits_after_the_grace() {
     let (stop, shutdown) = watch::channel(false);
-    let script = Script {
+    let fake = scripted(Script {
         down_after_stored: Some(3),
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let worker = tokio::spawn(run_worker_with(config(), fake.clone(), shutdown));
     tokio::time::sleep(Duration::from_secs(5)).await;
     stop.send(true).expect("the worker listens");
@@ -242,11 +227,10 @@ async fn a_worker_stopped_while_the_coordinator_is_away_exits_after_the_grace() 
 
 #[tokio::test(start_paused = true)]
 async fn heartbeats_that_hang_do_not_hold_up_the_run() {
-    let script = Script {
+    let fake = scripted(Script {
         hang_heartbeats: true,
         ..Script::default()
-    };
-    let fake = Fake::new(N, LEASE_MS, script);
+    });
     let summary = run(&fake).await.expect("the run ends well");
     assert_eq!(summary.slices, SLICES as u64);
 }
