@@ -12,6 +12,12 @@
 //!
 //! Everything needed to resume is in the store: on start the coordinator finds the first
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
+//!
+//! The child files, in the order a shard meets them: `sessions`, `leases`, `slices`
+//! (serving the layer below), `submit` (sorting, the checks, the rounds of a
+//! submission), `storing` (claims and writes), `replication` (first copies held),
+//! `disputes` (copies that disagree), `layers` (completing one, opening the next),
+//! `status`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,9 +51,11 @@ use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_l
 mod disputes;
 mod layers;
 mod leases;
+mod replication;
 mod sessions;
 mod slices;
 mod status;
+mod storing;
 mod submit;
 
 use submit::SubmissionContext;

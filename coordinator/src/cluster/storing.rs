@@ -1,0 +1,142 @@
+//! Storing checked slices: claiming them for a write without the lock, then recording
+//! them (and replacements found by a dispute) in the open layer and the store; under
+//! replicated verification the first copies are held ([`super::replication`]).
+
+use super::*;
+
+impl Coordinator {
+    /// Claims, for writing without the lock, the checked slices still missing that no
+    /// other submission is writing (none under replicated verification, whose copies are
+    /// stored under the lock); their ranks. The caller releases the claims.
+    pub(super) fn claim_for_writing(
+        &self,
+        inner: &mut Inner,
+        k: u8,
+        checked: &[(Submitted, u64)],
+    ) -> Vec<u32> {
+        if self.config.verify_mode.replicates() {
+            return Vec::new();
+        }
+        let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) else {
+            return Vec::new();
+        };
+        let mut claimed = Vec::new();
+        for (s, _) in checked {
+            if open.claim_for_writing(s.prize_rank, s.bytes.claim()) {
+                claimed.push(s.prize_rank);
+            }
+        }
+        claimed
+    }
+
+    /// Records checked slices and replacements: those in `written` are in the store
+    /// already; the rest still missing are stored here, flushed, under the lock.
+    pub(super) fn store_checked(
+        &self,
+        inner: &mut Inner,
+        context: &SubmissionContext,
+        checked: Vec<(Submitted, u64)>,
+        replacements: Vec<(Submitted, u64)>,
+        written: &[u32],
+    ) -> Result<StoreRound, CoreError> {
+        let (worker, engine, now) = (context.worker, &context.engine, context.now);
+        let mut round = StoreRound::default();
+        let party = Self::party(inner, worker);
+        let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) else {
+            // the layer completed meanwhile: everything here was a duplicate
+            round.duplicates += checked.len() as u32;
+            if !replacements.is_empty() {
+                error!(
+                    layer = engine.k(),
+                    slices = replacements.len(),
+                    "a stored slice failed a full re-check after its layer completed: run `gops verify` on this db"
+                );
+            }
+            return Ok(round);
+        };
+        let k = open.k();
+        let (missing, late): (Vec<_>, Vec<_>) = checked
+            .into_iter()
+            .partition(|(s, _)| open.ledger().is_missing(s.prize_rank));
+        let mut new = Vec::new();
+        for (s, values) in missing {
+            // another submission's copy is being written without the lock
+            match open.being_written(s.prize_rank) {
+                Some(claim) if *claim == s.bytes.claim() => round.duplicates += 1,
+                Some(_) => round.raced.push(s),
+                None => new.push((s, values)),
+            }
+        }
+        for (s, _) in late {
+            // checked at the same time as another copy that was stored first
+            if open
+                .progress()
+                .holds(s.prize_rank, &s.bytes.digest, s.bytes.max_gap)
+            {
+                round.duplicates += 1;
+            } else {
+                round.raced.push(s);
+            }
+        }
+        // replicated verification: a first copy waits for another party's, and only a
+        // matching second copy is stored; the first copy's worker and the games of its
+        // slice, credited below
+        let mut confirmed_by = replication::ConfirmedBy::new();
+        if self.config.verify_mode.replicates() {
+            (new, confirmed_by) = self.hold_or_confirm(open, party, worker, new, &mut round)?;
+        }
+        let batch: Vec<(u32, &SliceBytes)> = new
+            .iter()
+            .filter(|(s, _)| !written.contains(&s.prize_rank))
+            .chain(&replacements)
+            .map(|(s, _)| (s.prize_rank, &s.bytes))
+            .collect();
+        if !batch.is_empty() {
+            self.store.put_slice_bytes(k, &batch)?;
+        }
+        let mut blamed = Vec::new();
+        for (s, values) in replacements {
+            let rank = s.prize_rank;
+            let (first, author) = open.slice_replaced(rank, s.bytes.claim(), values, worker, now);
+            if first.is_some() {
+                self.store.remove_unconfirmed(k, rank)?;
+            }
+            if let Some(author) = author {
+                warn!(worker = %author, layer = k, slice = rank, "handed in a slice that failed a full re-check");
+                blamed.push(author);
+            }
+            round.stored += 1;
+        }
+        let mut games = 0u64;
+        for (s, values) in new {
+            let rank = s.prize_rank;
+            if open
+                .slice_stored(rank, s.bytes.claim(), values, worker, now)
+                .is_some()
+            {
+                self.store.remove_unconfirmed(k, rank)?;
+            }
+            games = games.saturating_add(s.bytes.games);
+            round.stored += 1;
+        }
+        for author in blamed {
+            inner.workers.blame(author);
+            Self::end_leases_of_banned(inner, author);
+        }
+        for (_, (first, first_games)) in confirmed_by {
+            inner.workers.credit(first, 1, first_games);
+        }
+        inner.slices_this_run += u64::from(round.stored);
+        if round.stored > 0 {
+            inner.signal_change();
+        }
+        inner.games_this_run = inner.games_this_run.saturating_add(games);
+        let total = inner.games_this_run;
+        inner.recent.record(now, total);
+        inner.workers.credit(worker, u64::from(round.stored), games);
+        if round.stored > 0 {
+            self.observer.shard_done(k, round.stored as usize, games);
+        }
+        Ok(round)
+    }
+}
