@@ -8,7 +8,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gops_proto::call_metadata::submit_sender;
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
@@ -28,7 +27,7 @@ use tracing::{debug, info, warn};
 
 use crate::admission::{self, ConnInfo, ConnLimits};
 use crate::checks::Submitted;
-use crate::cluster::{Coordinator, CoreError, LeaseOutcome};
+use crate::cluster::{Admitted, Coordinator, CoreError, LeaseOutcome};
 use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
 use crate::submit_gate::SubmitGate;
@@ -237,8 +236,12 @@ impl CoordinatorRpc for Service {
         request: Request<SubmitRequest>,
     ) -> Result<Response<SubmitReply>, Status> {
         // the sender the gate admitted, which the message must name too
-        let (caller, lease) =
-            submit_sender(request.metadata()).map_err(Status::invalid_argument)?;
+        let admitted = request
+            .extensions()
+            .get::<Admitted>()
+            .copied()
+            .ok_or_else(|| Status::internal("a submission that did not pass the gate"))?;
+        let (caller, lease) = (admitted.caller(), admitted.lease());
         let r = request.into_inner();
         if caller.worker != WorkerId(r.worker_id)
             || caller.key.0[..] != r.session_key[..]
@@ -254,7 +257,8 @@ impl CoordinatorRpc for Service {
             .map(submitted)
             .collect::<Result<Vec<_>, Status>>()?;
         let core = Arc::clone(&self.core);
-        let outcome = blocking(move || core.submit(caller, lease, slices, Instant::now())).await?;
+        let outcome =
+            blocking(move || core.submit_admitted(admitted, slices, Instant::now())).await?;
         Ok(Response::new(SubmitReply {
             stored: outcome.stored,
             duplicates: outcome.duplicates,

@@ -2,8 +2,9 @@
 //! names ([`gops_proto::call_metadata`]) must be a live session in good standing. A
 //! submission of up to 64 MiB from an unknown, forged or banned session is refused
 //! from its headers alone: it is never decoded, and no more of it is received than the
-//! HTTP/2 flow-control window lets the client send first (1 MiB). The handler then
-//! checks that the message names the same sender.
+//! HTTP/2 flow-control window lets the client send first (1 MiB). The admission
+//! ([`crate::cluster::Admitted`]) travels with the request to the handler, which checks
+//! that the message names the same sender.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -51,7 +52,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
         if request.uri().path() != SUBMIT_PATH {
             return Box::pin(self.inner.call(request));
         }
@@ -62,11 +63,17 @@ where
         let metadata = MetadataMap::from_headers(request.headers().clone());
         Box::pin(async move {
             let admitted = match submit_sender(&metadata) {
-                Ok((caller, _lease)) => blocking(move || core.admit(caller, Instant::now())).await,
+                Ok((caller, lease)) => {
+                    blocking(move || core.admit(caller, lease, Instant::now())).await
+                }
                 Err(why) => Err(Status::invalid_argument(why)),
             };
             match admitted {
-                Ok(()) => inner.call(request).await,
+                Ok(admitted) => {
+                    // the handler takes the sender from here, not from the headers again
+                    request.extensions_mut().insert(admitted);
+                    inner.call(request).await
+                }
                 Err(status) => Ok(status.into_http()),
             }
         })

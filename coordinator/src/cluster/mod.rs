@@ -128,6 +128,25 @@ impl Inner {
     }
 }
 
+/// A submission's sender as [`Coordinator::admit`] let it in: a live session that
+/// presented its key and was in good standing, and the lease it submits under. Made
+/// only by `admit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    caller: Caller,
+    lease: LeaseId,
+}
+
+impl Admitted {
+    pub fn caller(&self) -> Caller {
+        self.caller
+    }
+
+    pub fn lease(&self) -> LeaseId {
+        self.lease
+    }
+}
+
 pub struct Coordinator {
     store: Store,
     config: CoordinatorConfig,

@@ -77,13 +77,21 @@ impl Coordinator {
         }
     }
 
-    /// Lets `caller` begin a submission: a live session presenting its key, in good
-    /// standing. Checked from a `Submit` call's metadata before its message is read
-    /// ([`crate::submit_gate`]); the submission itself checks again.
-    pub fn admit(&self, caller: Caller, now: Instant) -> Result<(), CoreError> {
+    /// Lets `caller` begin a submission under `lease`: a live session presenting its
+    /// key, in good standing. Checked from a `Submit` call's metadata before its message
+    /// is read ([`crate::submit_gate`]), which hands the admission on to the handler;
+    /// [`Coordinator::submit_admitted`] then only looks again at the standing (a ban may
+    /// land while the message arrives).
+    pub fn admit(
+        &self,
+        caller: Caller,
+        lease: LeaseId,
+        now: Instant,
+    ) -> Result<Admitted, CoreError> {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, now)?;
-        Self::check_standing(&inner, caller.worker)
+        Self::check_standing(&inner, caller.worker)?;
+        Ok(Admitted { caller, lease })
     }
 
     /// Refuses a banned session (or credential).

@@ -27,11 +27,22 @@ impl Coordinator {
         slices: Vec<Submitted>,
         now: Instant,
     ) -> Result<SubmitOutcome, CoreError> {
-        let worker = caller.worker;
-        // 1. cheap checks under the lock: session, standing, lease, sorting
+        let admitted = self.admit(caller, lease_id, now)?;
+        self.submit_admitted(admitted, slices, now)
+    }
+
+    /// [`Coordinator::submit`] from a sender [`Coordinator::admit`] let in: its session
+    /// is not looked up again, only its standing (a ban may have landed since).
+    pub fn submit_admitted(
+        &self,
+        admitted: Admitted,
+        slices: Vec<Submitted>,
+        now: Instant,
+    ) -> Result<SubmitOutcome, CoreError> {
+        let (worker, lease_id) = (admitted.caller.worker, admitted.lease);
+        // 1. cheap checks under the lock: standing, lease, sorting
         let (engine, fresh, disputed, duplicates) = {
             let mut inner = self.lock();
-            Self::authenticate(&mut inner, &caller, now)?;
             Self::check_standing(&inner, worker)?;
             let Some(open) = inner.open.as_mut() else {
                 // the run is complete: whatever arrives now is late
