@@ -12,6 +12,31 @@ pub(super) struct SubmissionContext {
     pub(super) now: Instant,
 }
 
+/// A submission counted as under way in its layer ([`OpenLayer::submission_began`]):
+/// [`SubmissionUnderWay::end`] ends it and may complete the layer; dropped without that
+/// (a panic in the checks), it still ends it, so the layer is never held open.
+struct SubmissionUnderWay<'a> {
+    core: &'a Coordinator,
+    k: u8,
+    ended: bool,
+}
+
+impl SubmissionUnderWay<'_> {
+    fn end(mut self) -> Result<(), CoreError> {
+        self.ended = true;
+        self.core.end_submission(self.k)
+    }
+}
+
+impl Drop for SubmissionUnderWay<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            // a failure to complete the layer is noted by end_submission itself
+            let _ = self.core.end_submission(self.k);
+        }
+    }
+}
+
 impl Coordinator {
     /// Validates and stores a worker's finished slices. All or nothing: one bad slice
     /// rejects the submission, and the lease goes back to be leased again.
@@ -69,7 +94,11 @@ impl Coordinator {
                 sorted.duplicates,
             )
         };
-        let k = engine.k();
+        let under_way = SubmissionUnderWay {
+            core: self,
+            k: engine.k(),
+            ended: false,
+        };
         let context = SubmissionContext {
             worker,
             lease_id,
@@ -77,7 +106,7 @@ impl Coordinator {
             now,
         };
         let outcome = self.submit_sorted(&context, fresh, disputed, duplicates);
-        let ended = self.end_submission(k);
+        let ended = under_way.end();
         let outcome = outcome?;
         ended?;
         Ok(outcome)
