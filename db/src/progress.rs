@@ -6,6 +6,7 @@
 
 use gops_common::checksum::Digest;
 use gops_common::plan::LayerSize;
+use rayon::prelude::*;
 
 use crate::store::{LayerRecord, Store, StoreError};
 
@@ -56,22 +57,27 @@ impl LayerProgress {
     ) -> Result<(LayerProgress, Vec<(u32, String)>), StoreError> {
         let mut progress = LayerProgress::empty(size);
         let mut damaged = Vec::new();
-        for rank in store.stored_ranks(size.k)? {
-            let record = match store.require_slice(size.k, rank) {
-                Ok(record) => record,
-                Err(StoreError::DamagedSlice { why, .. }) => {
-                    damaged.push((rank, why));
-                    continue;
+        // each slice read, its digest checked and decoded on all cores (a resume in the
+        // middle of a large layer reads gigabytes), then recorded in rank order
+        let read: Vec<_> = store
+            .stored_ranks(size.k)?
+            .into_par_iter()
+            .map(|rank| {
+                let summary = store.require_slice(size.k, rank).map(|record| {
+                    let values = record.slice.stored_values().count() as u64;
+                    (record.digest, record.max_gap, values, record.games)
+                });
+                (rank, summary)
+            })
+            .collect();
+        for (rank, summary) in read {
+            match summary {
+                Ok((digest, max_gap, values, games)) => {
+                    progress.record(rank, digest, max_gap, values, games);
                 }
+                Err(StoreError::DamagedSlice { why, .. }) => damaged.push((rank, why)),
                 Err(e) => return Err(e),
-            };
-            progress.record(
-                rank,
-                record.digest,
-                record.max_gap,
-                record.slice.stored_values().count() as u64,
-                record.games,
-            );
+            }
         }
         Ok((progress, damaged))
     }
