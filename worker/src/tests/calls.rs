@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
-use gops_proto::v1::{HelloRequest, LeaseRequest};
+use gops_proto::v1::{HelloRequest, LeaseReply, LeaseRequest};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tonic::Status;
@@ -94,14 +94,7 @@ async fn a_call_is_retried_through_transient_failures_and_answers() {
     };
     let fake = Fake::new(3, LEASE_MS, script);
     hello(&fake).await;
-    let (_stop, stop) = watch::channel(false);
-    let request = lease_request();
-    let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
-        let r = request.clone();
-        async move { link.lease(r).await }
-    })
-    .await
-    .expect("answers in the end");
+    let called = lease_with_retries(&fake).await.expect("answers in the end");
     assert!(matches!(called, Called::Done(reply) if reply.reply.is_some()));
     assert_eq!(fake.count("lease"), 4);
 }
@@ -109,15 +102,8 @@ async fn a_call_is_retried_through_transient_failures_and_answers() {
 #[tokio::test(start_paused = true)]
 async fn an_unknown_worker_is_told_to_greet_again() {
     let fake = Fake::new(3, LEASE_MS, Script::default());
-    let (_stop, stop) = watch::channel(false);
-    let request = lease_request();
     // no hello yet: the fake knows no worker
-    let called = call_with(&fake, &backoff(), &stop, "lease", |link| {
-        let r = request.clone();
-        async move { link.lease(r).await }
-    })
-    .await
-    .expect("not an error");
+    let called = lease_with_retries(&fake).await.expect("not an error");
     assert!(matches!(called, Called::Forgotten));
     assert_eq!(fake.count("lease"), 1, "not retried");
 }
@@ -137,6 +123,17 @@ async fn a_refusal_is_final_and_names_the_call() {
     };
     assert_eq!(why, "submit: a slice outside the lease");
     assert_eq!(started.elapsed(), Duration::ZERO);
+}
+
+/// One lease call through `call_with`, retried as the worker retries it, never stopped.
+async fn lease_with_retries(fake: &Fake) -> Result<Called<LeaseReply>, ClientError> {
+    let (_stop, stop) = watch::channel(false);
+    let request = lease_request();
+    call_with(fake, &backoff(), &stop, "lease", |link| {
+        let r = request.clone();
+        async move { link.lease(r).await }
+    })
+    .await
 }
 
 /// A lease request of the worker the fake greets first.
