@@ -4,8 +4,9 @@
 //! The way a shard travels, module by module:
 //! - [`cluster`]: the [`cluster::Coordinator`]: hello, lease, fetch, heartbeat, submit,
 //!   status, in that order, free of gRPC; one file per step (`sessions`, `leases`,
-//!   `slices`, `submit`, `disputes`, `layers`, `status`) around one struct and one lock,
-//!   with its settings and its answers in the leaves below.
+//!   `slices`, `submit`, `checking`, `disputes`, `storing`, `replication`, `rejections`,
+//!   `layers`, `status`) around one struct and one lock, with its settings and its
+//!   answers in the leaves below.
 //! - [`config`]: the coordinator's settings and their bounds.
 //! - [`error`]: what its calls answer: errors and outcomes.
 //! - [`open_layer`]: the layer being solved: its progress record, engine, ledger and the
@@ -29,6 +30,8 @@
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed;
 //!   [`stall_clock`] asks the core on its own clock and logs it.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
+//! - `happening`: what happened that an operator should hear of, as one value from which
+//!   both its log line and its event are made.
 //! - [`metrics`]: Prometheus metrics rendered from the status, and the HTTP server that
 //!   serves them and the dashboard.
 //! - [`dashboard`]: the live dashboard page, `GET /api/status`, and who may read them.
@@ -42,6 +45,7 @@ pub mod error;
 pub mod events;
 pub mod exit_rule;
 pub mod fetch_slots;
+mod happening;
 pub mod in_process;
 pub mod ledger;
 pub mod metrics;

@@ -20,13 +20,13 @@ impl Coordinator {
             let mut inner = self.lock();
             inner.disagreements += disputed.len() as u64;
             for s in disputed {
-                warn!(worker = %worker, layer = k, slice = s.prize_rank, "two copies of a slice differ: re-checking both in full");
-                let message = format!(
-                    "the copy of slice {} of layer {k} from {} differs from another copy: re-checking both in full",
-                    s.prize_rank,
-                    Self::who(&inner, worker)
-                );
-                inner.events.record_now(EventKind::Disagreement, message);
+                let who = Self::who(&inner, worker);
+                inner.events.note(Happening::Disagreement {
+                    worker,
+                    who,
+                    layer: k,
+                    slice: s.prize_rank,
+                });
             }
         }
         let new_values = self.check_submitted(engine, disputed, &vec![1.0; disputed.len()])?;

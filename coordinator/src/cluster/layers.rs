@@ -32,11 +32,9 @@ impl Coordinator {
         inner.open = None;
         inner.finished_at.get_or_insert_with(Instant::now);
         inner.signal_change();
-        info!("run complete");
-        inner.events.record_now(
-            EventKind::RunComplete,
-            format!("run complete: all {} layers solved", self.n()),
-        );
+        inner
+            .events
+            .note(Happening::RunComplete { layers: self.n() });
         Ok(())
     }
 
@@ -48,21 +46,9 @@ impl Coordinator {
         let record = open.progress().complete(&self.store)?.ok_or_else(|| {
             StoreError::Corrupt(format!("layer {} completed with slices missing", open.k()))
         })?;
-        info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
-        inner.events.record_now(
-            EventKind::LayerComplete,
-            format!(
-                "layer {} complete: {} {}, checksum {}",
-                record.k,
-                record.slices,
-                if record.slices == 1 {
-                    "slice"
-                } else {
-                    "slices"
-                },
-                record.checksum
-            ),
-        );
+        inner
+            .events
+            .note(Happening::LayerComplete { record: &record });
         self.observer.layer_done(&record);
         inner.next_lease = inner.next_lease.max(open.ledger().next_lease_id());
         inner.open = None;

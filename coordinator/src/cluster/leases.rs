@@ -25,12 +25,13 @@ impl Coordinator {
             .ledger_mut()
             .assign_among(worker, party, now, live_workers);
         for (lease_id, holder) in expired {
-            warn!(worker = %holder, lease = %lease_id, layer = k, "lease expired");
-            let message = format!(
-                "lease {lease_id} of {} in layer {k} expired: no heartbeat in time (worker lost or silent); its shard is leased again",
-                Self::who(&inner, holder)
-            );
-            inner.events.record_now(EventKind::LeaseExpired, message);
+            let who = Self::who(&inner, holder);
+            inner.events.note(Happening::LeaseExpired {
+                worker: holder,
+                who,
+                lease: lease_id,
+                layer: k,
+            });
         }
         Ok(match assignment {
             Assignment::Shard {
@@ -128,14 +129,14 @@ impl Coordinator {
         open.ledger_mut().release(caller.worker, lease_id);
         let why: String = why.chars().take(1000).collect();
         let shard = describe_ranks(&ranks);
-        warn!(worker = %caller.worker, layer = k, shard = %shard, error = %why, "a worker failed on a shard");
-        let message = format!(
-            "{} failed on the shard of layer {k}, prize ranks {shard}: {why}",
-            Self::who(&inner, caller.worker)
-        );
-        inner
-            .events
-            .record_now(EventKind::SubmissionRejected, message);
+        let who = Self::who(&inner, caller.worker);
+        inner.events.note(Happening::ShardFailed {
+            worker: caller.worker,
+            who,
+            layer: k,
+            shard: &shard,
+            why: &why,
+        });
         let (parties, last) = inner
             .shard_failures
             .entry((k, ranks[0]))
@@ -152,10 +153,9 @@ impl Coordinator {
                 shard,
                 last: inner.shard_failures[&(k, ranks[0])].1.clone(),
             };
-            error!(error = %failure, "stopping: a shard no worker gets past");
             inner
                 .events
-                .record_now(EventKind::StoreFailed, failure.to_string());
+                .note(Happening::RunStopped { failure: &failure });
             inner.failure = Some(failure);
             inner.signal_change();
         }

@@ -14,10 +14,10 @@
 //! incomplete layer, plans shards of the slices it still lacks, and goes on.
 //!
 //! The child files, in the order a shard meets them: `sessions`, `leases`, `slices`
-//! (serving the layer below), `submit` (sorting, the checks, the rounds of a
-//! submission), `storing` (claims and writes), `replication` (first copies held),
-//! `disputes` (copies that disagree), `layers` (completing one, opening the next),
-//! `status`.
+//! (serving the layer below), `submit` (a submission's way: sorting, then rounds of the
+//! steps below, counting, its end), `checking` (the checks outside the lock), `disputes`
+//! (copies that disagree), `storing` (claims, writes and records), `replication` (first
+//! copies held), `rejections`, `layers` (completing one, opening the next), `status`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,7 +39,8 @@ use crate::checks::{
     CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
     slice_fractions, sort_submission,
 };
-use crate::events::{EventKind, EventLog, unix_ms};
+use crate::events::{EventLog, unix_ms};
+use crate::happening::Happening;
 use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
 use crate::open_layer::{FirstCopy, OpenLayer};
@@ -48,9 +49,11 @@ use crate::registry::{Credential, Refusal, WorkerRegistry};
 use crate::stall::{Stall, StallWatch};
 use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
+mod checking;
 mod disputes;
 mod layers;
 mod leases;
+mod rejections;
 mod replication;
 mod sessions;
 mod slices;

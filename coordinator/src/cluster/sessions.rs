@@ -31,13 +31,14 @@ impl Coordinator {
             Refusal::Banned(count) => CoreError::CredentialBanned(count),
             Refusal::Unknown | Refusal::WrongKey => unreachable!("join does not authenticate"),
         })?;
-        info!(worker = %worker, name = inner.workers.name(worker).unwrap_or(""), threads, "worker joined");
-        let message = format!(
-            "{} joined with {threads} thread{}",
-            Self::who(&inner, worker),
-            if threads == 1 { "" } else { "s" }
-        );
-        inner.events.record_now(EventKind::WorkerJoined, message);
+        let who = Self::who(&inner, worker);
+        let name = inner.workers.name(worker).unwrap_or("").to_owned();
+        inner.events.note(Happening::WorkerJoined {
+            worker,
+            name: &name,
+            who,
+            threads,
+        });
         Ok(Caller { worker, key })
     }
 
@@ -65,12 +66,11 @@ impl Coordinator {
             Ok(()) => Ok(()),
             Err(Refusal::WrongKey) => {
                 inner.refused_calls += 1;
-                warn!(worker = %caller.worker, "call with a wrong session key refused");
-                let message = format!(
-                    "a call in the name of {} with a wrong session key refused",
-                    Self::who(inner, caller.worker)
-                );
-                inner.events.record_now(EventKind::CallRefused, message);
+                let who = Self::who(inner, caller.worker);
+                inner.events.note(Happening::CallRefused {
+                    worker: caller.worker,
+                    who,
+                });
                 Err(CoreError::WrongSession(caller.worker))
             }
             Err(_) => Err(CoreError::UnknownWorker(caller.worker)),
@@ -120,13 +120,13 @@ impl Coordinator {
         if let Some(open) = inner.open.as_mut() {
             open.ledger_mut().release_all(caller.worker);
         }
-        let name = Self::who(&inner, caller.worker);
+        let who = Self::who(&inner, caller.worker);
         inner.workers.remove(caller.worker);
         inner.signal_change();
-        info!(worker = %caller.worker, "worker left");
-        inner
-            .events
-            .record_now(EventKind::WorkerLeft, format!("{name} left"));
+        inner.events.note(Happening::WorkerLeft {
+            worker: caller.worker,
+            who,
+        });
         Ok(())
     }
 

@@ -118,16 +118,12 @@ impl Coordinator {
         {
             let mut inner = self.lock();
             inner.repaired += 1;
-            inner.events.record_now(
-                EventKind::SliceRepaired,
-                format!("slice {rank} of layer {k} was damaged ({why}): solved again and stored"),
-            );
+            inner.events.note(Happening::SliceRepaired {
+                layer: k,
+                slice: rank,
+                why,
+            });
         }
-        info!(
-            layer = k,
-            slice = rank,
-            "damaged slice solved again and stored"
-        );
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
-//! Storing checked slices: claiming them for a write without the lock, then recording
-//! them (and replacements found by a dispute) in the open layer and the store; under
-//! replicated verification the first copies are held ([`super::replication`]).
+//! Storing checked slices: claiming them and writing them without the lock, then
+//! recording them (and replacements found by a dispute) in the open layer and the store;
+//! under replicated verification the first copies are held ([`super::replication`]). A
+//! write that fails stops the run.
 
 use super::*;
 
@@ -138,5 +139,57 @@ impl Coordinator {
             self.observer.shard_done(k, round.stored as usize, games);
         }
         Ok(round)
+    }
+
+    /// Writes, flushed and without the lock (leases and heartbeats go on meanwhile), the
+    /// checked slices still missing that no other submission is writing: claimed first
+    /// under `inner`, released after, and whoever waits on such a write woken. The lock
+    /// again and the ranks written; a failed write stops the run ([`Self::note_failure`]).
+    pub(super) fn write_unclaimed<'a>(
+        &'a self,
+        mut inner: MutexGuard<'a, Inner>,
+        k: u8,
+        checked: &[(Submitted, u64)],
+    ) -> Result<(MutexGuard<'a, Inner>, Vec<u32>), CoreError> {
+        let claimed = self.claim_for_writing(&mut inner, k, checked);
+        drop(inner);
+        let written = if claimed.is_empty() {
+            Ok(())
+        } else {
+            let batch: Vec<(u32, &SliceBytes)> = checked
+                .iter()
+                .filter(|(s, _)| claimed.contains(&s.prize_rank))
+                .map(|(s, _)| (s.prize_rank, &s.bytes))
+                .collect();
+            self.store.put_slice_bytes(k, &batch)
+        };
+        let mut inner = self.lock();
+        if let Some(open) = inner.open.as_mut().filter(|o| o.k() == k) {
+            open.writes_ended(&claimed);
+        }
+        if !claimed.is_empty() {
+            self.written.notify_all();
+        }
+        if let Err(e) = written {
+            let e = CoreError::from(e);
+            Self::note_failure(&mut inner, &e);
+            return Err(e);
+        }
+        Ok((inner, claimed))
+    }
+
+    /// A write to the store failed: sled keeps failing after that, so the coordinator
+    /// stops (and a supervisor restarts it once the cause is mended). Nothing is lost:
+    /// what was acknowledged was flushed before.
+    pub(super) fn note_failure(inner: &mut Inner, e: &CoreError) {
+        if let CoreError::Store(e @ (StoreError::DiskFull(_) | StoreError::Io(_))) = e {
+            if inner.failure.is_none() {
+                inner.events.note(Happening::StoreUnwritable { error: e });
+            }
+            inner
+                .failure
+                .get_or_insert_with(|| RunFailure::StoreUnwritable(e.to_string()));
+            inner.signal_change();
+        }
     }
 }

@@ -1,5 +1,7 @@
-//! Submissions: sorting a worker's slices, the checks outside the lock, rejections
-//! and the end of a submission.
+//! A submission's way, step by step: admitted (its sender checked at the gate), its
+//! slices sorted under the lock, then in rounds checked without it ([`super::checking`]),
+//! written and recorded ([`super::storing`]), counted; a rejection at any step
+//! ([`super::rejections`]); the end of the submission, which may complete the layer.
 
 use super::*;
 
@@ -133,16 +135,9 @@ impl Coordinator {
                 break;
             }
             // 2. the expensive checks, without the lock
-            let fractions = slice_fractions(
-                fresh.len(),
-                self.config.verify_fraction,
-                self.config.verify_slices,
-                &mut rand::rng(),
-            );
-            let checked = self.check_submitted(engine, &fresh, &fractions);
-            let resolved = self.resolve_disputes(engine, worker, &disputed);
+            let verdict = self.check_round(context, &fresh, &disputed);
             let mut inner = self.lock();
-            let (checked, replaced) = match checked.and_then(|c| resolved.map(|r| (c, r))) {
+            let (checked, replaced) = match verdict {
                 Ok(both) => both,
                 Err(CheckFailure::Rejected(why)) => {
                     return Err(self.reject(&mut inner, worker, lease_id, why));
@@ -157,33 +152,8 @@ impl Coordinator {
                 .zip(replaced)
                 .filter_map(|(s, r)| r.map(|values| (s, values)))
                 .collect();
-            // 3. write what is still missing, flushed, without the lock (leases and
-            // heartbeats go on meanwhile): the slices are claimed first, so no other copy
-            // of them is written at the same time
-            let claimed = self.claim_for_writing(&mut inner, engine.k(), &checked);
-            drop(inner);
-            let written = if claimed.is_empty() {
-                Ok(())
-            } else {
-                let batch: Vec<(u32, &SliceBytes)> = checked
-                    .iter()
-                    .filter(|(s, _)| claimed.contains(&s.prize_rank))
-                    .map(|(s, _)| (s.prize_rank, &s.bytes))
-                    .collect();
-                self.store.put_slice_bytes(engine.k(), &batch)
-            };
-            let mut inner = self.lock();
-            if let Some(open) = inner.open.as_mut().filter(|o| o.k() == engine.k()) {
-                open.writes_ended(&claimed);
-            }
-            if !claimed.is_empty() {
-                self.written.notify_all();
-            }
-            if let Err(e) = written {
-                let e = CoreError::from(e);
-                Self::note_failure(&mut inner, &e);
-                return Err(e);
-            }
+            // 3. write what is still missing, flushed, without the lock
+            let (mut inner, claimed) = self.write_unclaimed(inner, engine.k(), &checked)?;
             // then record it (and store, under the lock, the rarer kinds: replacements
             // and replicated copies)
             let round = self
@@ -219,81 +189,6 @@ impl Coordinator {
         Ok(outcome)
     }
 
-    /// Checks new slices, each with the share of its states re-solved that `fractions`
-    /// gives it; the number of stored values of each.
-    pub(super) fn check_submitted(
-        &self,
-        engine: &LayerEngine,
-        slices: &[Submitted],
-        fractions: &[f64],
-    ) -> Result<Vec<u64>, CheckFailure> {
-        if slices.is_empty() {
-            return Ok(Vec::new());
-        }
-        // the cheap checks first: a damaged submission loads nothing
-        let decoded = slices
-            .iter()
-            .map(|s| check_form(self.n(), self.objective(), engine, s))
-            .collect::<Result<Vec<_>, Rejection>>()?;
-        // only the slices with states to re-solve read the slices below
-        let resolved: Vec<u32> = slices
-            .iter()
-            .zip(fractions)
-            .filter(|&(_, &fraction)| fraction > 0.0)
-            .map(|(s, _)| s.prize_rank)
-            .collect();
-        let below = if resolved.is_empty() {
-            HashMap::new()
-        } else {
-            self.dependencies(engine.k(), &resolved)?
-        };
-        let check = SliceCheck {
-            n: self.n(),
-            objective: self.objective(),
-            engine,
-            below: &below,
-        };
-        slices
-            .iter()
-            .zip(&decoded)
-            .zip(fractions)
-            .map(|((s, slice), &fraction)| check_slice(&check, s, slice, fraction))
-            .collect()
-    }
-
-    /// The slices of the layer below that the slices `ranks` read, through the open
-    /// layer's bounded cache. Loaded under the cache's own lock, not the coordinator's:
-    /// leases and heartbeats go on meanwhile.
-    pub(super) fn dependencies(
-        &self,
-        k: u8,
-        ranks: &[u32],
-    ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
-        let cache = {
-            let inner = self.lock();
-            inner
-                .open
-                .as_ref()
-                .filter(|o| o.k() == k)
-                .map(OpenLayer::below)
-        };
-        // the layer completed meanwhile: its dependencies are still in the store
-        let cache = cache.unwrap_or_else(|| {
-            Arc::new(Mutex::new(gops_common::cache::SliceCache::new(
-                self.config.verify_cache_bytes,
-            )))
-        });
-        let mut cache = cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.slices_below(&mut cache, k, ranks)
-            .map_err(|e| match e {
-                CoreError::Store(e) => CheckFailure::Store(e),
-                CoreError::Engine(e) => CheckFailure::Engine(e),
-                other => CheckFailure::Store(StoreError::Io(other.to_string())),
-            })
-    }
-
     /// A submission to layer `k` is over (whatever its outcome): the layer completes
     /// when its slices are all stored and no other submission to it is under way. A
     /// copy that disagrees with a stored one is thus settled, the stored one replaced if
@@ -309,73 +204,5 @@ impl Coordinator {
                 .inspect_err(|e| Self::note_failure(&mut inner, e))?;
         }
         Ok(())
-    }
-
-    pub(super) fn reject(
-        &self,
-        inner: &mut Inner,
-        worker: WorkerId,
-        lease_id: LeaseId,
-        why: Rejection,
-    ) -> CoreError {
-        warn!(worker = %worker, lease = %lease_id, reason = %why, "submission rejected");
-        let message = format!(
-            "submission of {} (lease {lease_id}) rejected: {why}",
-            Self::who(inner, worker)
-        );
-        inner
-            .events
-            .record_now(EventKind::SubmissionRejected, message);
-        inner.rejected += 1;
-        inner.workers.blame(worker);
-        if let Some(open) = inner.open.as_mut() {
-            open.ledger_mut().release(worker, lease_id);
-        }
-        Self::end_leases_of_banned(inner, worker);
-        CoreError::Rejected(why)
-    }
-
-    /// Once `worker` is banned, every lease of its session and, with per-worker tokens,
-    /// of its credential's other sessions goes back to be leased to others.
-    pub(super) fn end_leases_of_banned(inner: &mut Inner, worker: WorkerId) {
-        let banned = inner.workers.banned_with(worker);
-        if banned.is_empty() {
-            return;
-        }
-        let Some(open) = inner.open.as_mut() else {
-            return;
-        };
-        let taken: usize = banned
-            .iter()
-            .map(|&w| open.ledger_mut().release_all(w))
-            .sum();
-        warn!(worker = %worker, sessions = banned.len(), leases = taken, "banned: every lease of its sessions taken back");
-        let message = format!(
-            "{} is banned: {taken} lease(s) of {} session(s) taken back",
-            Self::who(inner, worker),
-            banned.len()
-        );
-        inner
-            .events
-            .record_now(EventKind::SubmissionRejected, message);
-    }
-
-    /// A write to the store failed: sled keeps failing after that, so the coordinator
-    /// stops (and a supervisor restarts it once the cause is mended). Nothing is lost:
-    /// what was acknowledged was flushed before.
-    pub(super) fn note_failure(inner: &mut Inner, e: &CoreError) {
-        if let CoreError::Store(e @ (StoreError::DiskFull(_) | StoreError::Io(_))) = e {
-            if inner.failure.is_none() {
-                error!(error = %e, "the store cannot be written: stopping the coordinator");
-                inner.events.record_now(
-                    EventKind::StoreFailed,
-                    format!("the store cannot be written ({e}): the coordinator stops"),
-                );
-            }
-            inner
-                .failure
-                .get_or_insert_with(|| RunFailure::StoreUnwritable(e.to_string()));
-            inner.signal_change();
-        }
     }
 }
