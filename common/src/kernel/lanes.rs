@@ -40,12 +40,26 @@ pub(super) trait Isa {
     /// `(m[i][j] - lo) * inv_range + 1`, its objective entry -1; the right-hand side is 1
     /// on the constraint rows and 0 on the objective row; the padding is 0.
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64);
+
+    /// The saddle check's pass over one row: for each entry `v` of `row`,
+    /// `col_max = if v > col_max { v } else { col_max }` (a strict maximum, the earlier of
+    /// equals kept) and `probe += v * 0.0` (a zero while every entry is finite, NaN from
+    /// the first infinity or NaN on).
+    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]);
 }
 
 /// Plain Rust: the reference semantics.
 pub(super) struct Portable;
 
 impl Isa for Portable {
+    #[inline(always)]
+    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]) {
+        for ((c, p), &v) in col_max.iter_mut().zip(probe).zip(row) {
+            *p += v * 0.0;
+            *c = if v > *c { v } else { *c };
+        }
+    }
+
     #[inline(always)]
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
         let (columns, rhs) = t.split_at_mut(t.len() - 1);
@@ -162,54 +176,79 @@ pub(super) struct Avx2;
 #[cfg(target_arch = "x86_64")]
 impl Isa for Avx2 {
     #[inline(always)]
+    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]) {
+        use std::arch::x86_64::*;
+        let whole = C / LANES * LANES;
+        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // the unaligned loads and stores are of entries j..j + 4 <= whole <= C of the
+        // three arrays.
+        unsafe {
+            let zero = _mm256_setzero_pd();
+            for j in (0..whole).step_by(LANES) {
+                let v = _mm256_loadu_pd(row.as_ptr().add(j));
+                let c = _mm256_loadu_pd(col_max.as_ptr().add(j));
+                let p = _mm256_loadu_pd(probe.as_ptr().add(j));
+                // MAXPD(v, c) is `v > c ? v : c`, lane by lane: the portable select
+                _mm256_storeu_pd(col_max.as_mut_ptr().add(j), _mm256_max_pd(v, c));
+                let p = _mm256_add_pd(p, _mm256_mul_pd(v, zero));
+                _mm256_storeu_pd(probe.as_mut_ptr().add(j), p);
+            }
+        }
+        for j in whole..C {
+            let v = row[j];
+            probe[j] += v * 0.0;
+            col_max[j] = if v > col_max[j] { v } else { col_max[j] };
+        }
+    }
+
+    #[inline(always)]
     fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
         use std::arch::x86_64::*;
         let (t, rhs) = t.split_at_mut(t.len() - 1);
         let cols = t.len();
-        // whole blocks of four rows, gathered from the matrix's column; the last block
-        // takes the objective entry and the padding from `tail` (where `from_tail`)
-        let last = rows / LANES;
         let m = &m[..rows * cols];
+        // block by block of four rows, each column's four entries gathered from the four
+        // rows (row pointers fixed for the block, the column an offset); the block that
+        // holds row `rows` takes the objective entry and the padding from `tail` (where
+        // `from_tail`), its rows beyond the matrix reading its last row; later blocks
+        // are zero
         // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
-        // the stores are of whole aligned blocks of a `Column`, last < B <= BLOCKS; the
-        // unchecked reads are of m[i][j] with i < rows (whole blocks end at
-        // LANES * last <= rows, the last block clamps to rows - 1) and j < cols, inside
-        // `m`, which holds rows * cols entries (sliced above).
+        // the stores are of whole aligned blocks of a `Column`, b < B <= BLOCKS; the
+        // unchecked reads are of m[i][j] with i <= rows - 1 (clamped) and j < cols,
+        // inside `m`, which holds rows * cols entries (sliced above).
         unsafe {
             let lo_v = _mm256_set1_pd(lo);
             let inv_v = _mm256_set1_pd(inv_range);
             let one = _mm256_set1_pd(1.0);
-            let index = _mm256_add_pd(
-                _mm256_set_pd(3.0, 2.0, 1.0, 0.0),
-                _mm256_set1_pd((LANES * last) as f64),
-            );
-            let rows_v = _mm256_set1_pd(rows as f64);
-            let from_tail = _mm256_cmp_pd::<_CMP_GE_OQ>(index, rows_v);
-            let tail = _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_EQ_OQ>(index, rows_v),
-                _mm256_set1_pd(-1.0),
-            );
-            let scaled = |v| _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(v, lo_v), inv_v), one);
-            for (j, column) in t.iter_mut().enumerate() {
-                let at = |i: usize| *m.get_unchecked(i * cols + j);
-                for b in 0..last {
-                    let i = LANES * b;
-                    let v = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
-                    _mm256_store_pd(column.0[b].as_mut_ptr(), scaled(v));
+            let rows_v = _mm256_set1_pd(index_f64(rows));
+            for b in 0..B {
+                let first = LANES * b;
+                if first > rows {
+                    for column in t.iter_mut() {
+                        _mm256_store_pd(column.0[b].as_mut_ptr(), _mm256_setzero_pd());
+                    }
+                    continue;
                 }
-                // rows beyond the matrix read its last row, then give way to the tail
-                let i = LANES * last;
-                let at_or_last = |i: usize| at(if i < rows { i } else { rows - 1 });
-                let v = _mm256_set_pd(
-                    at_or_last(i + 3),
-                    at_or_last(i + 2),
-                    at_or_last(i + 1),
-                    at_or_last(i),
+                let row = |k: usize| m.as_ptr().add((first + k).min(rows - 1) * cols);
+                let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
+                let index = _mm256_add_pd(
+                    _mm256_set_pd(3.0, 2.0, 1.0, 0.0),
+                    _mm256_set1_pd(index_f64(first)),
                 );
-                let v = _mm256_blendv_pd(scaled(v), tail, from_tail);
-                _mm256_store_pd(column.0[last].as_mut_ptr(), v);
-                for block in &mut column.0[last + 1..B] {
-                    _mm256_store_pd(block.as_mut_ptr(), _mm256_setzero_pd());
+                let from_tail = _mm256_cmp_pd::<_CMP_GE_OQ>(index, rows_v);
+                let tail = _mm256_and_pd(
+                    _mm256_cmp_pd::<_CMP_EQ_OQ>(index, rows_v),
+                    _mm256_set1_pd(-1.0),
+                );
+                let whole = first + LANES <= rows;
+                for (j, column) in t.iter_mut().enumerate() {
+                    let v = _mm256_set_pd(*r3.add(j), *r2.add(j), *r1.add(j), *r0.add(j));
+                    // written out, not a closure: a closure would not inherit AVX2
+                    let mut v = _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(v, lo_v), inv_v), one);
+                    if !whole {
+                        v = _mm256_blendv_pd(v, tail, from_tail);
+                    }
+                    _mm256_store_pd(column.0[b].as_mut_ptr(), v);
                 }
             }
             // the right-hand side by whole blocks too: a vector load after scalar stores
@@ -241,7 +280,7 @@ impl Isa for Avx2 {
         let candidates = unsafe {
             let eps = _mm256_set1_pd(PIVOT_EPS);
             let tol = _mm256_set1_pd(FEASIBILITY_TOL);
-            let rows_v = _mm256_set1_pd(rows as f64);
+            let rows_v = _mm256_set1_pd(index_f64(rows));
             let four = _mm256_set1_pd(LANES as f64);
             let mut min = _mm256_set1_pd(f64::INFINITY);
             let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
@@ -289,6 +328,16 @@ impl Isa for Avx2 {
     }
 }
 
+/// A row index or count (at most [`HEIGHT`]) as an f64 lane value, exactly. Through
+/// `u32`: a `usize` converts to f64 by a five-instruction sequence on x86-64 without
+/// AVX-512 (there is no unsigned 64-bit conversion), a `u32` by one.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn index_f64(n: usize) -> f64 {
+    debug_assert!(n <= super::HEIGHT);
+    f64::from(n as u32)
+}
+
 /// [`Avx2::pivot`]: `c - f g` on every lane, then the lane of row p replaced by
 /// `c / pivot` (as the portable path: `f g` is subtracted wherever `f` is 0 too, which
 /// leaves `c` but for the sign of a zero).
@@ -303,10 +352,10 @@ fn pivot_in_block<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: us
     unsafe {
         let inv_v = _mm256_set1_pd(inv);
         let zero = _mm256_setzero_pd();
-        let rows_v = _mm256_set1_pd(rows as f64);
+        let rows_v = _mm256_set1_pd(index_f64(rows));
         let four = _mm256_set1_pd(LANES as f64);
         let mut index = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
-        let p_v = _mm256_set1_pd(p as f64);
+        let p_v = _mm256_set1_pd(index_f64(p));
         let mut f = [zero; B];
         let mut constraint = [zero; B];
         let mut is_p = [zero; B];

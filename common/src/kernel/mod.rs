@@ -343,8 +343,8 @@ impl GameSolver {
         let start = self.start;
         let [first, second] = &mut self.games;
         let preludes = [
-            first.prelude(m[0], rows, cols),
-            second.prelude(m[1], rows, cols),
+            first.prelude::<I>(m[0], rows, cols),
+            second.prelude::<I>(m[1], rows, cols),
         ];
         let [
             Prelude::Range { lo: lo0, hi: hi0 },
@@ -405,17 +405,17 @@ impl Game {
         cols: usize,
         start: PivotStart,
     ) -> GameOutcome {
-        let prelude = self.prelude(m, rows, cols);
+        let prelude = self.prelude::<I>(m, rows, cols);
         self.conclude::<I>(m, prelude, start)
     }
 
     /// Takes the game's dimensions and runs the saddle check.
     #[inline(always)]
-    fn prelude(&mut self, m: &[f64], rows: usize, cols: usize) -> Prelude {
+    fn prelude<I: Isa>(&mut self, m: &[f64], rows: usize, cols: usize) -> Prelude {
         self.rows = rows;
         self.cols = cols;
         self.pivots = 0;
-        self.saddle_check(m)
+        self.saddle_check::<I>(m)
     }
 
     /// The outcome after the saddle check: its own for a saddle point or a non-finite

@@ -1,6 +1,7 @@
 //! The saddle-point check: one pass over the matrix that finds a pure equilibrium, or
 //! else the range of the entries that the simplex rescales by.
 
+use super::lanes::Isa;
 use super::{Game, GameOutcome, GameStatus, MAX_STRATEGIES, Prelude};
 
 impl Game {
@@ -11,43 +12,42 @@ impl Game {
     /// comparisons that keep the earlier of equal entries, so they are exact and the
     /// same on every machine.
     #[inline(always)]
-    pub(super) fn saddle_check(&mut self, m: &[f64]) -> Prelude {
+    pub(super) fn saddle_check<I: Isa>(&mut self, m: &[f64]) -> Prelude {
         // monomorphised on the row length: the column maxima stay in registers (a
         // variable length vectorises with masked stores, which are slow on AMD)
         match self.cols {
-            1 => self.saddle_of::<1>(m),
-            2 => self.saddle_of::<2>(m),
-            3 => self.saddle_of::<3>(m),
-            4 => self.saddle_of::<4>(m),
-            5 => self.saddle_of::<5>(m),
-            6 => self.saddle_of::<6>(m),
-            7 => self.saddle_of::<7>(m),
-            8 => self.saddle_of::<8>(m),
-            9 => self.saddle_of::<9>(m),
-            10 => self.saddle_of::<10>(m),
-            11 => self.saddle_of::<11>(m),
-            12 => self.saddle_of::<12>(m),
-            13 => self.saddle_of::<13>(m),
-            14 => self.saddle_of::<14>(m),
-            15 => self.saddle_of::<15>(m),
-            _ => self.saddle_of::<16>(m),
+            1 => self.saddle_of::<I, 1>(m),
+            2 => self.saddle_of::<I, 2>(m),
+            3 => self.saddle_of::<I, 3>(m),
+            4 => self.saddle_of::<I, 4>(m),
+            5 => self.saddle_of::<I, 5>(m),
+            6 => self.saddle_of::<I, 6>(m),
+            7 => self.saddle_of::<I, 7>(m),
+            8 => self.saddle_of::<I, 8>(m),
+            9 => self.saddle_of::<I, 9>(m),
+            10 => self.saddle_of::<I, 10>(m),
+            11 => self.saddle_of::<I, 11>(m),
+            12 => self.saddle_of::<I, 12>(m),
+            13 => self.saddle_of::<I, 13>(m),
+            14 => self.saddle_of::<I, 14>(m),
+            15 => self.saddle_of::<I, 15>(m),
+            _ => self.saddle_of::<I, 16>(m),
         }
     }
 
     /// [`GameSolver::saddle_check`] for `C` columns.
     #[inline(always)]
-    pub(super) fn saddle_of<const C: usize>(&mut self, m: &[f64]) -> Prelude {
+    pub(super) fn saddle_of<I: Isa, const C: usize>(&mut self, m: &[f64]) -> Prelude {
         let mut col_max = [f64::NEG_INFINITY; C];
-        let mut finite = true;
+        // per column, the sum of v * 0: a zero while every entry is finite, NaN from the
+        // first infinity or NaN on (see `Isa::fold_row`)
+        let mut probe = [0.0f64; C];
         let mut best_row = 0;
         let mut lower = f64::NEG_INFINITY;
         let mut lo = f64::INFINITY;
         for (i, row) in m.chunks_exact(C).enumerate() {
             let row: &[f64; C] = row.try_into().expect("C entries");
-            for (c, &v) in col_max.iter_mut().zip(row) {
-                finite &= v * 0.0 == 0.0; // false for infinities and NaN
-                *c = if v > *c { v } else { *c };
-            }
+            I::fold_row(&mut col_max, &mut probe, row);
             let mut row_min = f64::INFINITY;
             for &v in row {
                 row_min = if v < row_min { v } else { row_min };
@@ -58,7 +58,7 @@ impl Game {
             }
             lo = if row_min < lo { row_min } else { lo };
         }
-        if !finite {
+        if !probe.iter().all(|&p| p == 0.0) {
             return Prelude::NonFinite;
         }
         let mut best_col = 0;
