@@ -273,8 +273,9 @@ impl Isa for Avx2 {
     ) -> Option<(usize, f64)> {
         use std::arch::x86_64::*;
         let (a, rhs) = (&t[q], &t[cols]);
-        // 1 / a for every row, divided beside the ratios rather than after the choice
-        let mut reciprocals = Column::ZERO;
+        // 1 / a for every row, divided beside the ratios rather than after the choice;
+        // B blocks, every one written below (a whole `Column` would be zeroed first)
+        let mut reciprocals = Blocks::<B>([[0.0; LANES]; B]);
         // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
         // every load is of a whole aligned block of a `Column` (align 32), B <= BLOCKS.
         let candidates = unsafe {
@@ -319,7 +320,7 @@ impl Isa for Avx2 {
             candidates
         };
         choose_row(candidates, &a.flat()[..rows], rule, row_label)
-            .map(|p| (p, reciprocals.flat()[p]))
+            .map(|p| (p, reciprocals.0.as_flattened()[p]))
     }
 
     #[inline(always)]
@@ -327,6 +328,11 @@ impl Isa for Avx2 {
         pivot_in_block::<B>(t, rows, p, q, inv)
     }
 }
+
+/// `B` vectors of [`LANES`] f64s, aligned for vector loads and stores.
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(32))]
+struct Blocks<const B: usize>([[f64; LANES]; B]);
 
 /// A row index or count (at most [`HEIGHT`]) as an f64 lane value, exactly. Through
 /// `u32`: a `usize` converts to f64 by a five-instruction sequence on x86-64 without
