@@ -242,18 +242,20 @@ fn a_worker_cut_off_mid_run_catches_up_and_the_checksums_hold() {
         &["--shard-games", "100000"],
     );
     let mut w1 = worker(&net, 1, &port);
-    let w2 = worker(&net, 2, &port);
     let joined = w1.wait_for_within(PATIENCE, "worker 1 joining", |l| {
         l.contains("joined the coordinator")
     });
     let w1_id = field(&joined, "worker").to_string();
 
-    // cut the moment worker 1 holds a lease of the largest layers
+    // cut the moment worker 1 holds a lease of the largest layers: alone until then, it
+    // leases every shard of layers 1-6 itself, so the line must come (a second worker
+    // running could take them all)
     w1.wait_for_within(PATIENCE, "a lease of layer 6", |l| {
         l.contains("shard leased") && l.contains("layer=6 ")
     });
     net.link(1, false);
     let cut = Instant::now();
+    let w2 = worker(&net, 2, &port);
     // the run goes on without it: worker 2 finishes layer 6 (worker 1's shard included,
     // through a speculative copy or the lease's expiry) and layer 7 alone
     coord.wait_for_within(PATIENCE, "layer 7 complete without worker 1", |l| {
