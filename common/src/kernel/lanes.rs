@@ -55,8 +55,7 @@ impl Isa for Portable {
     #[inline(always)]
     fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]) {
         for ((c, p), &v) in col_max.iter_mut().zip(probe).zip(row) {
-            *p += v * 0.0;
-            *c = if v > *c { v } else { *c };
+            fold_entry(c, p, v);
         }
     }
 
@@ -139,6 +138,14 @@ impl Isa for Portable {
     }
 }
 
+/// One entry of [`Isa::fold_row`]: the strict maximum and the finiteness probe. Shared by
+/// both paths (the AVX2 one for the entries after its whole vectors).
+#[inline(always)]
+fn fold_entry(col_max: &mut f64, probe: &mut f64, v: f64) {
+    *probe += v * 0.0;
+    *col_max = if v > *col_max { v } else { *col_max };
+}
+
 /// Among the candidate rows (bits of `candidates`, ascending), the one with the largest
 /// entry `a` (Dantzig: strictly larger replaces, so the first of equals stays) or the
 /// smallest label (Bland). Shared by both paths.
@@ -195,9 +202,7 @@ impl Isa for Avx2 {
             }
         }
         for j in whole..C {
-            let v = row[j];
-            probe[j] += v * 0.0;
-            col_max[j] = if v > col_max[j] { v } else { col_max[j] };
+            fold_entry(&mut col_max[j], &mut probe[j], row[j]);
         }
     }
 
