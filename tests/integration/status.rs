@@ -1,11 +1,12 @@
 //! `gops status --db` of a db that a running coordinator holds: the status the holder
 //! writes beside the db, marked as such, in text and in JSON; the db itself untouched.
+//! The file's last write is the run's end.
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Proc, gops_ok, listening_address, temp_db};
+use crate::support::{Proc, checksums, gops_ok, listening_address, solve, temp_db};
 
 #[test]
 fn status_of_a_db_in_use_shows_what_its_holder_wrote() {
@@ -50,4 +51,22 @@ fn status_of_a_db_in_use_shows_what_its_holder_wrote() {
     let json: Value =
         serde_json::from_str(&gops_ok(&["status", "--db", db_arg, "--json"])).unwrap();
     assert!(json.get("in_use").is_none(), "{json}");
+}
+
+#[test]
+fn the_status_file_of_a_finished_solve_says_complete() {
+    let (_dir, db) = temp_db();
+    // a solve of well under the file's two-second period: only the last write says done
+    solve(&db, 5, &[]);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join("status.json")).unwrap()).unwrap();
+    let written = &file["status"];
+    assert_eq!(written["complete"], true, "{file}");
+    let written_checksums: Vec<String> = written["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["checksum"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(written_checksums, checksums(&db));
 }
