@@ -402,8 +402,8 @@ pub async fn serve_with_tls(
     }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
     let stalls = tokio::spawn(crate::stall_clock::watch_for_stalls(Arc::clone(&core)));
-    let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core)));
-    let core_for_status = Arc::clone(&core);
+    let (stop_status_file, status_file_stopping) = tokio::sync::oneshot::channel::<()>();
+    let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core), status_file_stopping));
     let incoming = admission::admit(listener, limits);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
     let signal = async move {
@@ -431,13 +431,9 @@ pub async fn serve_with_tls(
     };
     logger.abort();
     stalls.abort();
-    status_writer.abort();
-    // the run's last state, so that the file does not keep a progress from up to
-    // STATUS_FILE_EVERY before the end (a run complete but said open)
-    let last = tokio::task::spawn_blocking(move || write_status_file(&core_for_status)).await;
-    if let Ok(Err(why)) = last {
-        debug!(error = %why, "cannot write the status file");
-    }
+    // not aborted: its last write, after any under way, is the run's end
+    let _ = stop_status_file.send(());
+    let _ = status_writer.await;
     result
 }
 
@@ -463,27 +459,33 @@ const STATUS_FILE_EVERY: Duration = Duration::from_secs(2);
 
 /// Writes the run's status into the db directory's status file every
 /// [`STATUS_FILE_EVERY`], so that `gops status --db` in another terminal can show it
-/// while this process holds the db ([`gops_db::status_file`]); [`serve_with_tls`]
-/// writes it once more when it stops. A write that fails is logged at debug and tried
+/// while this process holds the db ([`gops_db::status_file`]), and once more when
+/// `stop` fires (or its sender is gone), so that the file ends with the run's last
+/// state rather than one up to a period old. One write at a time: the last one cannot
+/// be overtaken by an earlier one. A write that fails is logged at debug and tried
 /// again next time: it is a convenience, never the run's business.
-async fn keep_status_file(core: Arc<Coordinator>) {
+async fn keep_status_file(core: Arc<Coordinator>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let mut ticks = tokio::time::interval(STATUS_FILE_EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        ticks.tick().await;
+        let stopping = tokio::select! {
+            _ = ticks.tick() => false,
+            _ = &mut stop => true,
+        };
         let c = Arc::clone(&core);
-        let written = tokio::task::spawn_blocking(move || write_status_file(&c)).await;
+        let written = tokio::task::spawn_blocking(move || {
+            let status = gops_db::status::run_status(c.store()).map_err(|e| e.to_string())?;
+            let snapshot = gops_db::status_file::StatusSnapshot::now(status);
+            gops_db::status_file::write(c.store().path(), &snapshot).map_err(|e| e.to_string())
+        })
+        .await;
         if let Ok(Err(why)) = written {
             debug!(error = %why, "cannot write the status file");
         }
+        if stopping {
+            return;
+        }
     }
-}
-
-/// The run's status, as its db says now, into the db directory's status file.
-fn write_status_file(core: &Coordinator) -> Result<(), String> {
-    let status = gops_db::status::run_status(core.store()).map_err(|e| e.to_string())?;
-    let snapshot = gops_db::status_file::StatusSnapshot::now(status);
-    gops_db::status_file::write(core.store().path(), &snapshot).map_err(|e| e.to_string())
 }
 
 async fn log_progress(core: Arc<Coordinator>, every: Duration) {
