@@ -2,6 +2,8 @@
 //! antisymmetry lets us store (DESIGN §2), and the table of children each canonical
 //! pattern reaches in one round, built once per layer and reused for every prize set.
 
+use std::sync::{Arc, OnceLock};
+
 use crate::pattern::{Pattern, PatternIndex};
 
 /// An index into a layer's canonical patterns, with a flag saying the pattern at hand is
@@ -11,6 +13,8 @@ pub struct Oriented(pub u32);
 
 impl Oriented {
     const MIRRORED: u32 = 1 << 31;
+    /// In a [`LayerLayout::restricted`] layout: a pattern the layout leaves out.
+    pub const ABSENT: Oriented = Oriented(u32::MAX);
 
     pub fn new(canonical: u32, mirrored: bool) -> Oriented {
         Oriented(canonical | if mirrored { Self::MIRRORED } else { 0 })
@@ -88,6 +92,42 @@ impl LayerLayout {
         self.orientation[self.index.rank(pattern) as usize]
     }
 
+    /// Where the value of `pattern` is stored, if this layout holds it (a
+    /// [`LayerLayout::restricted`] layout leaves patterns out).
+    pub fn try_locate(&self, pattern: Pattern) -> Option<Oriented> {
+        if pattern.cards_per_hand() != u32::from(self.k) || pattern.len() > u32::from(self.n) {
+            return None;
+        }
+        Some(self.locate(pattern)).filter(|&o| o != Oriented::ABSENT)
+    }
+
+    /// This layout with only the canonical patterns `keep` (indices of this layout,
+    /// ascending, no repeats), renumbered in the same order: the layout of a subtree
+    /// whose slices hold those patterns alone. The patterns left out locate as
+    /// [`Oriented::ABSENT`].
+    pub fn restricted(&self, keep: &[usize]) -> LayerLayout {
+        debug_assert!(keep.windows(2).all(|w| w[0] < w[1]));
+        let mut renumbered = vec![u32::MAX; self.canonical.len()];
+        for (slot, &p) in keep.iter().enumerate() {
+            renumbered[p] = slot as u32;
+        }
+        let orientation = self
+            .orientation
+            .iter()
+            .map(|o| match renumbered[o.canonical()] {
+                u32::MAX => Oriented::ABSENT,
+                slot => Oriented::new(slot, o.is_mirrored()),
+            })
+            .collect();
+        LayerLayout {
+            n: self.n,
+            k: self.k,
+            index: self.index.clone(),
+            canonical: keep.iter().map(|&p| self.canonical[p]).collect(),
+            orientation,
+        }
+    }
+
     /// Number of patterns in the layer, both orientations.
     pub fn pattern_count(&self) -> usize {
         self.orientation.len()
@@ -95,6 +135,32 @@ impl LayerLayout {
 
     pub fn canonical_count(&self) -> usize {
         self.canonical.len()
+    }
+}
+
+/// The whole layers' layouts of one game, each made when first asked for and kept: what
+/// the read side locates states in, shared by its threads.
+pub struct Layouts {
+    n: u8,
+    layers: Vec<OnceLock<Arc<LayerLayout>>>,
+}
+
+impl Layouts {
+    pub fn new(n: u8) -> Layouts {
+        Layouts {
+            n,
+            layers: (0..=n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    pub fn n(&self) -> u8 {
+        self.n
+    }
+
+    /// The layout of layer `k <= n`.
+    pub fn get(&self, k: u8) -> Arc<LayerLayout> {
+        let n = self.n;
+        Arc::clone(self.layers[usize::from(k)].get_or_init(|| Arc::new(LayerLayout::new(n, k))))
     }
 }
 
@@ -164,7 +230,14 @@ impl ChildTable {
             for &pa in &rows {
                 for &pb in &cols {
                     let (child, sign) = pattern.play(pa, pb);
-                    children.push(below.locate(child));
+                    let located = below.locate(child);
+                    // a restricted layer must hold every child of the layer above it
+                    assert_ne!(
+                        located,
+                        Oriented::ABSENT,
+                        "a child left out of the layer below"
+                    );
+                    children.push(located);
                     signs.push(sign as i8);
                 }
             }

@@ -24,6 +24,7 @@
 //! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
 //! - [`sealed_index`]: the bytes of a sealed layer's index of its slices' records.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
+//! - [`subtree`]: one state's subtree solved on its own (a book's states below it).
 
 pub mod audit;
 pub mod binomial;
@@ -47,6 +48,7 @@ pub mod slice;
 pub mod slice_table;
 pub mod solution;
 pub mod state;
+pub mod subtree;
 
 pub use cards::{CardSet, InputError, MAX_N};
 pub use objective::Objective;

@@ -175,6 +175,33 @@ pub fn describe_reachable(n: u8, prizes: CardSet) -> String {
 }
 
 impl Reach {
+    /// The score differences a state with `prizes` left can have below the state
+    /// `(root_prizes, root_diff)` (`prizes` a subset of `root_prizes`): `root_diff` plus
+    /// a signed sum of the prizes played since, and their negations (so that mirrored
+    /// children, which read `-d`, find theirs), within `-sum(prizes)..=sum(prizes)`.
+    /// Closed under children as [`Reach::of`] is: the subtree a book's reader solves on
+    /// demand solves only these.
+    pub fn within_subtree(root_prizes: CardSet, root_diff: i32, prizes: CardSet) -> Reach {
+        debug_assert_eq!(prizes.0 & !root_prizes.0, 0, "prizes within the root's");
+        let sums = Self::signed_sums(CardSet(root_prizes.0 & !prizes.0));
+        let range = prizes.sum() as i32;
+        let mut reach = Reach {
+            diff_range: range,
+            bits: [0; WORDS],
+        };
+        for pos in sums.positions() {
+            let d = root_diff + pos as i32 - sums.diff_range;
+            for d in [d, -d] {
+                if d.abs() <= range {
+                    reach.set((d + range) as usize);
+                }
+            }
+        }
+        reach
+    }
+}
+
+impl Reach {
     /// The signed sums of `played` within `-range..=range`.
     fn of_played_within(played: CardSet, range: i32) -> Reach {
         let all = Self::signed_sums(played);
@@ -255,6 +282,52 @@ mod tests {
                     for s in [-1, 0, 1] {
                         let child = d + s * i32::from(c);
                         assert!(is_reachable(n, left.without(c), child), "{left:?} {d} {c}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_subtree_reaches_its_root_plus_signed_sums_both_ways_and_is_closed_under_children() {
+        let n = 7;
+        let root = CardSet::from_cards(&[1, 3, 4, 6, 7]);
+        for root_diff in [-5, 0, 2, 8] {
+            if !is_reachable(n, root, root_diff) {
+                continue;
+            }
+            for bits in 0..(1u32 << n) {
+                let left = CardSet(bits & root.0);
+                let reach = Reach::within_subtree(root, root_diff, left);
+                let played: Vec<i32> = root
+                    .iter()
+                    .filter(|&c| !left.contains(c))
+                    .map(i32::from)
+                    .collect();
+                let mut want = std::collections::BTreeSet::new();
+                for code in 0..3usize.pow(played.len() as u32) {
+                    let (mut d, mut rest) = (root_diff, code);
+                    for &p in &played {
+                        d += p * (rest % 3) as i32 - p;
+                        rest /= 3;
+                    }
+                    want.insert(d);
+                    want.insert(-d);
+                }
+                let range = left.sum() as i32;
+                for d in -range..=range {
+                    assert_eq!(reach.contains_diff(d), want.contains(&d), "{left:?} {d}");
+                    if reach.contains_diff(d) {
+                        // within the whole game's reach, and its children within theirs
+                        assert!(Reach::of(n, left).contains_diff(d));
+                        for c in left.iter() {
+                            let below = Reach::within_subtree(root, root_diff, left.without(c));
+                            for s in [-1, 0, 1] {
+                                let child = d + s * i32::from(c);
+                                let live = child.abs() <= range - i32::from(c);
+                                assert_eq!(below.contains_diff(child), live, "{d} {c} {s}");
+                            }
+                        }
                     }
                 }
             }

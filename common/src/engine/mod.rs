@@ -96,6 +96,10 @@ pub struct LayerEngine {
     /// formats before 6 did (no [`Reach`] in the slices): kept to compare against in
     /// tests and benchmarks. `false` everywhere else.
     pub every_diff: bool,
+    /// `win`, solving on demand: the root `(prizes, d)` of the subtree this layer is
+    /// part of, whose score differences ([`Reach::within_subtree`]) are the only ones
+    /// solved; `None` in a whole game's solve.
+    pub subtree: Option<(CardSet, i32)>,
 }
 
 /// Canonical patterns per parallel work item.
@@ -105,8 +109,18 @@ impl LayerEngine {
     /// The engine for layer `k >= 1` of the `n`-card game.
     pub fn new(n: u8, k: u8, objective: Objective) -> LayerEngine {
         assert!(k >= 1 && k <= n);
-        let layout = LayerLayout::new(n, k);
-        let below = LayerLayout::new(n, k - 1);
+        LayerEngine::between(
+            objective,
+            LayerLayout::new(n, k),
+            LayerLayout::new(n, k - 1),
+        )
+    }
+
+    /// The engine for the patterns of `layout` over those of `below`, the layer under it
+    /// (whole layers, or the [`LayerLayout::restricted`] layers of a subtree, closed
+    /// under children: every child of a pattern of `layout` is in `below`).
+    pub fn between(objective: Objective, layout: LayerLayout, below: LayerLayout) -> LayerEngine {
+        assert!(layout.k >= 1 && layout.k <= layout.n && below.k + 1 == layout.k);
         let children = ChildTable::new(&layout, &below);
         LayerEngine {
             objective,
@@ -116,6 +130,7 @@ impl LayerEngine {
             below,
             children,
             every_diff: false,
+            subtree: None,
         }
     }
 
@@ -280,8 +295,10 @@ impl LayerEngine {
     /// For `win`, the score differences that can occur with `prizes` left (the only
     /// ones solved and stored); `None` for `points`.
     fn reach(&self, prizes: CardSet) -> Option<Reach> {
-        (self.objective == Objective::Win && !self.every_diff)
-            .then(|| Reach::of(self.layout.n, prizes))
+        (self.objective == Objective::Win && !self.every_diff).then(|| match self.subtree {
+            Some((root, root_diff)) => Reach::within_subtree(root, root_diff, prizes),
+            None => Reach::of(self.layout.n, prizes),
+        })
     }
 
     /// The value [`LayerEngine::solve_slice`] stores for canonical pattern `p` at score
