@@ -12,6 +12,8 @@
 //! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
 //! - [`query`]: a state's value and the strategies of a revealed game.
 //! - [`point_reads`]: the read side's slices, large ones read only where a lookup needs.
+//! - [`book`]: a book: the top layers of a complete db, copied, the rest solved on demand.
+//! - [`on_demand`]: a book's states below its layers, their subtrees solved and kept.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`shared`]: the same answers for many threads at once (the explorer's server).
 //! - [`export`]: the strategy database as rows for `gops export`.
@@ -20,9 +22,11 @@
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
 //! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
 
+pub mod book;
 pub mod disk;
 pub mod export;
 pub mod export_arrow;
+pub mod on_demand;
 pub mod oracle;
 pub mod point_reads;
 pub mod policy;

@@ -14,6 +14,7 @@ use gops_common::state::GameState;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::on_demand::{OnDemand, OnDemandError};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +30,8 @@ pub enum QueryError {
     NotSolved { k: u8 },
     #[error("the matrix game could not be certified (gap {gap:e})")]
     Uncertified { gap: f64 },
+    #[error(transparent)]
+    OnDemand(#[from] OnDemandError),
 }
 
 /// "card" or "cards", for `k` of them.
@@ -63,6 +66,9 @@ pub fn state_value(store: &Store, state: &GameState) -> Result<f64, QueryError> 
     let k = state.k();
     let objective = store.objective();
     state.check_reachable(objective)?;
+    if let Some(on_demand) = store.on_demand().filter(|o| o.answers_value(k)) {
+        return Ok(on_demand.value(state)?);
+    }
     let slice = complete_slice(store, k, state.prize_rank())?;
     let layout = LayerLayout::new(store.n(), k);
     Ok(state.value_in(objective, &layout, &slice))
@@ -86,6 +92,9 @@ pub fn revealed_game(
 ) -> Result<RevealedGame, QueryError> {
     let below_prizes = check_upcard(state, upcard)?;
     let k = state.k();
+    if let Some(on_demand) = store.on_demand().filter(|o| o.answers_revealed(k)) {
+        return revealed_on_demand(on_demand, store.objective(), state, upcard);
+    }
     let below = complete_slice(store, k - 1, prize_rank(below_prizes))?;
     let layout = LayerLayout::new(store.n(), k - 1);
     solve_revealed(
@@ -95,6 +104,29 @@ pub fn revealed_game(
         &layout,
         &below,
         &mut GameSolver::with_start(store.pivot_start()),
+    )
+}
+
+/// The game of `state` after `upcard` (checked by the caller), from the subtree a
+/// book's [`OnDemand`] solves for it.
+pub fn revealed_on_demand(
+    on_demand: &OnDemand,
+    objective: Objective,
+    state: &GameState,
+    upcard: u8,
+) -> Result<RevealedGame, QueryError> {
+    state.check_reachable(objective)?;
+    let subtree = on_demand.subtree(state)?;
+    let (layout, below) = subtree
+        .below(state, upcard)
+        .expect("the subtree holds its state, and the upcard is one of its prizes");
+    solve_revealed(
+        objective,
+        state,
+        upcard,
+        layout,
+        below,
+        &mut GameSolver::with_start(on_demand.pivot_start()),
     )
 }
 

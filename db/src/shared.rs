@@ -17,7 +17,7 @@ use gops_common::state::GameState;
 
 use crate::oracle::children;
 use crate::point_reads::{SliceReads, SliceSource};
-use crate::query::{QueryError, RevealedGame, check_upcard, solve_revealed};
+use crate::query::{QueryError, RevealedGame, check_upcard, revealed_on_demand, solve_revealed};
 use crate::store::Store;
 
 pub struct SharedOracle {
@@ -93,6 +93,9 @@ impl SharedOracle {
     pub fn value(&self, state: &GameState) -> Result<f64, QueryError> {
         state.check_reachable(self.objective())?;
         let k = state.k();
+        if let Some(on_demand) = self.store.on_demand().filter(|o| o.answers_value(k)) {
+            return Ok(on_demand.value(state)?);
+        }
         let layout = self.layout(k);
         let slice = self.slice(k, state.prizes, || vec![state.locate(&layout).canonical()])?;
         Ok(state.value_in(self.objective(), &layout, &slice))
@@ -102,6 +105,9 @@ impl SharedOracle {
     pub fn revealed(&self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
         let below_prizes = check_upcard(state, upcard)?;
         let k = state.k();
+        if let Some(on_demand) = self.store.on_demand().filter(|o| o.answers_revealed(k)) {
+            return revealed_on_demand(on_demand, self.objective(), state, upcard);
+        }
         let layout = self.layout(k - 1);
         let below = self.slice(k - 1, below_prizes, || children(state, &layout))?;
         solve_revealed(

@@ -46,6 +46,10 @@ pub enum StoreError {
         "database {0} is open for reading only (its sealed layers): nothing can be written through it"
     )]
     ReadOnly(PathBuf),
+    #[error(
+        "{0} is a book (the top layers of a solved game, read only): nothing is solved into it; solve into another --db"
+    )]
+    IsBook(PathBuf),
     #[error("storage error: {0}")]
     Io(String),
     #[error(
@@ -60,7 +64,10 @@ impl StoreError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            StoreError::Missing(_) | StoreError::NotADatabase(_) | StoreError::Mismatch { .. }
+            StoreError::Missing(_)
+                | StoreError::NotADatabase(_)
+                | StoreError::Mismatch { .. }
+                | StoreError::IsBook(_)
         )
     }
 }

@@ -6,7 +6,10 @@ use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
+use std::path::Path;
+
+use super::records::write_synced;
+use super::{Store, StoreError};
 
 /// Bumped whenever the byte layout of any record changes, or the engine's arithmetic does
 /// (a resumed layer must be computed exactly as its first part was). New dbs are made in
@@ -38,6 +41,19 @@ pub struct Manifest {
     pub n: u8,
     pub objective: String,
     pub created_by: String,
+    /// Set in a book: the layers it keeps and the full db's records of all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub book: Option<BookInfo>,
+}
+
+/// What a book's manifest adds ([`crate::book`]): the lowest layer it keeps (the
+/// layers below it are solved on demand) and every layer's record as the full db it
+/// was made from holds it, so that its status names every layer's checksum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BookInfo {
+    pub from_layer: u8,
+    /// Layers 1..=n, in order.
+    pub layers: Vec<LayerRecord>,
 }
 
 impl Manifest {
@@ -101,5 +117,41 @@ impl LayerRecord {
             max_gap,
             matrix_games: Some(matrix_games),
         }
+    }
+}
+
+impl Store {
+    pub(super) fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
+        let manifest: Manifest = serde_json::from_slice(bytes)
+            .map_err(|e| StoreError::Corrupt(format!("manifest: {e}")))?;
+        if !(LEGACY_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
+            return Err(StoreError::Version {
+                found: manifest.format_version,
+            });
+        }
+        let objective = manifest.objective()?;
+        if !(1..=gops_common::MAX_N).contains(&manifest.n) {
+            return Err(StoreError::Corrupt(format!("manifest: n = {}", manifest.n)));
+        }
+        if objective == Objective::Win && manifest.format_version < REACHABLE_WIN_FORMAT {
+            return Err(StoreError::WinFormat {
+                n: manifest.n,
+                found: manifest.format_version,
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// Writes the manifest file, replacing any: durable before it is in place, and its
+    /// directory entry durable after, so a power cut leaves the old file or the new one,
+    /// never an empty one.
+    pub(crate) fn write_manifest_file(path: &Path, manifest: &Manifest) -> Result<(), StoreError> {
+        let file = path.join(MANIFEST_FILE);
+        let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
+        let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
+        write_synced(&tmp, &bytes)
+            .and_then(|()| std::fs::rename(&tmp, &file))
+            .and_then(|()| std::fs::File::open(path)?.sync_all())
+            .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))
     }
 }

@@ -34,9 +34,11 @@ use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
 
+use crate::on_demand::OnDemand;
 use crate::sealed::SealedLayer;
 use crate::slice_files::{Place, SliceFiles};
 
+mod book;
 mod error;
 mod live;
 mod manifest;
@@ -47,11 +49,11 @@ pub use error::StoreError;
 pub(crate) use error::file_io;
 use error::{io, missing_slice};
 pub use manifest::{
-    FORMAT_4, FORMAT_5, FORMAT_VERSION, LEGACY_FORMAT_VERSION, LayerRecord, Manifest,
+    BookInfo, FORMAT_4, FORMAT_5, FORMAT_VERSION, LEGACY_FORMAT_VERSION, LayerRecord, Manifest,
     REACHABLE_WIN_FORMAT,
 };
 use manifest::{MANIFEST_FILE, MANIFEST_KEY};
-use records::{ranks_in, read_indexed, read_place, write_synced};
+use records::{ranks_in, read_indexed, read_place};
 
 /// A stored slice, verified against its digest when read.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,6 +82,8 @@ pub struct Store {
     files: SliceFiles,
     manifest: Manifest,
     backend: Backend,
+    /// A book's solver of the layers below it ([`book`]).
+    on_demand: Option<OnDemand>,
 }
 
 enum Backend {
@@ -140,9 +144,13 @@ impl Store {
             n,
             objective: objective.name().to_string(),
             created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
+            book: None,
         };
         if path.exists() {
             if let Some(found) = Self::peek_manifest(path)? {
+                if found.book.is_some() {
+                    return Err(StoreError::IsBook(path.to_path_buf()));
+                }
                 Self::check_same_game(path, &found, &want)?;
             } else if !Self::looks_like_sled(path) && !Self::is_empty_dir(path) {
                 return Err(StoreError::NotADatabase(path.to_path_buf()));
@@ -222,6 +230,10 @@ impl Store {
         let Some(manifest) = Self::peek_manifest(path)? else {
             return Self::open_live(path);
         };
+        if let Some(book) = &manifest.book {
+            let book = book.clone();
+            return Self::open_book(path, manifest, book);
+        }
         let sealed = Self::load_sealed(path, &manifest)?;
         if sealed.iter().any(Option::is_some) {
             return Ok(Self::reading_sealed(path, manifest, sealed));
@@ -250,6 +262,7 @@ impl Store {
             files: SliceFiles::reading(path, "slices"),
             manifest,
             backend: Backend::Sealed(sealed),
+            on_demand: None,
         }
     }
 
@@ -321,27 +334,6 @@ impl Store {
         }
     }
 
-    fn decode_manifest(bytes: &[u8]) -> Result<Manifest, StoreError> {
-        let manifest: Manifest = serde_json::from_slice(bytes)
-            .map_err(|e| StoreError::Corrupt(format!("manifest: {e}")))?;
-        if !(LEGACY_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
-            return Err(StoreError::Version {
-                found: manifest.format_version,
-            });
-        }
-        let objective = manifest.objective()?;
-        if !(1..=gops_common::MAX_N).contains(&manifest.n) {
-            return Err(StoreError::Corrupt(format!("manifest: n = {}", manifest.n)));
-        }
-        if objective == Objective::Win && manifest.format_version < REACHABLE_WIN_FORMAT {
-            return Err(StoreError::WinFormat {
-                n: manifest.n,
-                found: manifest.format_version,
-            });
-        }
-        Ok(manifest)
-    }
-
     /// Completes an open: the trees, and the manifest file if it is missing (a new db,
     /// or one whose creation was cut short).
     fn finish_open(path: &Path, db: sled::Db, manifest: Manifest) -> Result<Store, StoreError> {
@@ -366,6 +358,7 @@ impl Store {
                 unconfirmed_files: SliceFiles::new(path, "unconfirmed"),
                 db,
             }),
+            on_demand: None,
         })
     }
 
@@ -383,19 +376,6 @@ impl Store {
             Backend::Sealed(layers) => layers.get(usize::from(k)).and_then(Option::as_ref),
             Backend::Live(_) => None,
         }
-    }
-
-    /// Writes the manifest file, replacing any: durable before it is in place, and its
-    /// directory entry durable after, so a power cut leaves the old file or the new one,
-    /// never an empty one.
-    fn write_manifest_file(path: &Path, manifest: &Manifest) -> Result<(), StoreError> {
-        let file = path.join(MANIFEST_FILE);
-        let tmp = path.join(format!("{MANIFEST_FILE}.tmp"));
-        let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
-        write_synced(&tmp, &bytes)
-            .and_then(|()| std::fs::rename(&tmp, &file))
-            .and_then(|()| std::fs::File::open(path)?.sync_all())
-            .map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))
     }
 
     pub fn path(&self) -> &Path {

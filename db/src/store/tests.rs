@@ -146,6 +146,7 @@ fn legacy_db(path: &Path) {
         n: 5,
         objective: "points".into(),
         created_by: "gops 0.1.0".into(),
+        book: None,
     };
     let meta = db.open_tree("meta").unwrap();
     meta.insert(MANIFEST_KEY, serde_json::to_vec(&manifest).unwrap())

@@ -1,0 +1,251 @@
+//! Books against the full dbs they were made of: every state below the book's layers,
+//! solved on demand, and every strategy after an upcard, bit for bit; bad books and bad
+//! requests refused with nothing written.
+
+use std::path::{Path, PathBuf};
+
+use gops_common::cards::CardSet;
+use gops_common::objective::Objective;
+use gops_common::rules::{play_round, turn_up};
+use gops_common::state::GameState;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::on_demand::OnDemandError;
+use crate::oracle::Oracle;
+use crate::query::{QueryError, RevealedGame, revealed_game, state_value};
+use crate::shared::SharedOracle;
+
+/// A complete, sealed db of the `n`-card game in `dir`, opened to read.
+fn full_db(dir: &Path, n: u8, objective: Objective) -> Store {
+    let path = dir.join("full");
+    drop(crate::test_db::solved_store(&path, n, objective, n));
+    Store::open_existing(&path).unwrap()
+}
+
+fn bits(game: &RevealedGame) -> Vec<u64> {
+    let mut all = vec![game.value.to_bits(), game.gap.to_bits()];
+    all.extend(game.strategy_a.iter().map(|p| p.to_bits()));
+    all.extend(game.strategy_b.iter().map(|p| p.to_bits()));
+    all
+}
+
+fn any_card(hand: CardSet, rng: &mut StdRng) -> u8 {
+    hand.iter().nth(rng.random_range(0..hand.len())).unwrap()
+}
+
+/// States along random games with fewer than `below` cards left, each with an upcard,
+/// until there are `count`, the same number from every layer below `below` as far as
+/// the games allow.
+fn states_below(n: u8, below: u8, count: usize, seed: u64) -> Vec<(GameState, u8)> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut states = Vec::new();
+    while states.len() < count {
+        let mut state = GameState::initial(n);
+        while !state.prizes.is_empty() {
+            let upcard = turn_up(state.prizes, &mut rng);
+            if state.k() < below {
+                states.push((state, upcard));
+            }
+            let (a, b) = (any_card(state.a, &mut rng), any_card(state.b, &mut rng));
+            state = play_round(&state, upcard, a, b);
+        }
+    }
+    states
+}
+
+fn book_of(full: &Store, dir: &Path, from: u8) -> (PathBuf, Store) {
+    let out = dir.join(format!("book-{from}"));
+    let written = write_book(full, from, &out).unwrap();
+    assert_eq!(written.from_layer, from);
+    assert_eq!(written.layers.len(), usize::from(full.n()));
+    let book = Store::open_existing(&out).unwrap();
+    (out, book)
+}
+
+/// The book's answers for `states` against the full db's, bit for bit, through the
+/// one-shot queries and an [`Oracle`].
+fn assert_same_answers(full: &Store, book: &Store, states: &[(GameState, u8)]) {
+    let mut oracle = Oracle::new(book, 1 << 24);
+    for (state, upcard) in states {
+        let want = state_value(full, state).unwrap().to_bits();
+        assert_eq!(
+            state_value(book, state).unwrap().to_bits(),
+            want,
+            "{state:?}"
+        );
+        assert_eq!(oracle.value(state).unwrap().to_bits(), want, "{state:?}");
+        let want = bits(&revealed_game(full, state, *upcard).unwrap());
+        assert_eq!(bits(&revealed_game(book, state, *upcard).unwrap()), want);
+        assert_eq!(bits(&oracle.revealed(state, *upcard).unwrap()), want);
+    }
+}
+
+#[test]
+fn books_of_the_9_card_win_game_answer_every_state_below_them_as_the_full_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 9, Objective::Win);
+    for from in [9, 7, 5] {
+        let (_, book) = book_of(&full, dir.path(), from);
+        assert_eq!(book.book().unwrap().from_layer, from);
+        for k in 1..from {
+            assert!(book.layer(k).unwrap().is_none(), "layer {k} is not stored");
+        }
+        let states = states_below(9, from, 1_000, u64::from(from));
+        let layers: std::collections::BTreeSet<u8> = states.iter().map(|(s, _)| s.k()).collect();
+        assert_eq!(
+            layers.len(),
+            usize::from(from) - 1,
+            "every layer below {from}"
+        );
+        assert_same_answers(&full, &book, &states);
+        // the book's own layers read as stored
+        let start = GameState::initial(9);
+        assert_eq!(
+            state_value(&book, &start).unwrap().to_bits(),
+            state_value(&full, &start).unwrap().to_bits()
+        );
+        assert!(book.on_demand().unwrap().solves() > 0);
+    }
+}
+
+#[test]
+fn books_of_the_10_card_points_game_answer_every_state_below_them_as_the_full_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 10, Objective::Points);
+    for from in [8, 6] {
+        let (_, book) = book_of(&full, dir.path(), from);
+        let states = states_below(10, from, 1_000, u64::from(from) + 10);
+        assert_same_answers(&full, &book, &states);
+    }
+}
+
+#[test]
+fn threads_asking_for_one_subtree_at_once_share_one_solve() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 8, Objective::Win);
+    let (_, book) = book_of(&full, dir.path(), 6);
+    let shared = SharedOracle::new(book, 1 << 24);
+    // a state of the lowest stored layer: each thread asks for its game after another
+    // upcard and for its children's values, all in the state's subtree
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut state = GameState::initial(8);
+    while state.k() > 6 {
+        let upcard = turn_up(state.prizes, &mut rng);
+        let (a, b) = (any_card(state.a, &mut rng), any_card(state.b, &mut rng));
+        state = play_round(&state, upcard, a, b);
+    }
+    let upcards: Vec<u8> = state.prizes.iter().collect();
+    let answers: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (shared, upcard) = (&shared, upcards[i % upcards.len()]);
+                scope.spawn(move || bits(&shared.revealed(&state, upcard).unwrap()))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(shared.store().on_demand().unwrap().solves(), 1, "one solve");
+    for (i, got) in answers.iter().enumerate() {
+        let want = bits(&revealed_game(&full, &state, upcards[i % upcards.len()]).unwrap());
+        assert_eq!(*got, want);
+    }
+}
+
+#[test]
+fn a_subtree_over_the_limit_or_the_budget_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 7, Objective::Win);
+    let (_, book) = book_of(&full, dir.path(), 7);
+    let on_demand = book.on_demand().unwrap();
+    let state = play_round(&GameState::initial(7), 7, 1, 2);
+    let estimate = on_demand.estimate(&state);
+    on_demand.set_max_games(estimate.games - 1);
+    match state_value(&book, &state) {
+        Err(QueryError::OnDemand(OnDemandError::OverLimit { k: 6, games, .. })) => {
+            assert_eq!(games, estimate.games)
+        }
+        other => panic!("{other:?}"),
+    }
+    on_demand.set_max_games(estimate.games);
+    on_demand.set_budget_bytes(estimate.bytes - 1);
+    let err = state_value(&book, &state).unwrap_err();
+    assert!(matches!(
+        err,
+        QueryError::OnDemand(OnDemandError::OverBudget { .. })
+    ));
+    assert!(err.to_string().contains("--memory-mb"), "{err}");
+    assert_eq!(on_demand.solves(), 0, "nothing solved");
+    on_demand.set_budget_bytes(estimate.bytes);
+    let want = state_value(&full, &state).unwrap();
+    assert_eq!(
+        state_value(&book, &state).unwrap().to_bits(),
+        want.to_bits()
+    );
+    assert!(on_demand.kept_bytes() <= estimate.bytes);
+}
+
+#[test]
+fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 6, Objective::Points);
+    let out = dir.path().join("book");
+    assert!(matches!(
+        write_book(&full, 0, &out),
+        Err(BookError::NoSuchLayer { .. })
+    ));
+    assert!(matches!(
+        write_book(&full, 7, &out),
+        Err(BookError::NoSuchLayer { .. })
+    ));
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.txt"), b"mine").unwrap();
+    let err = write_book(&full, 4, &out).unwrap_err();
+    assert!(matches!(err, BookError::OutExists(_)) && err.is_usage());
+    assert_eq!(std::fs::read(out.join("keep.txt")).unwrap(), b"mine");
+    // an incomplete db
+    let partial = dir.path().join("partial");
+    drop(crate::test_db::solved_store(
+        &partial,
+        6,
+        Objective::Points,
+        4,
+    ));
+    let partial = Store::open_existing(&partial).unwrap();
+    let err = write_book(&partial, 3, &dir.path().join("b2")).unwrap_err();
+    assert!(matches!(err, BookError::Incomplete { k: 5, .. }), "{err}");
+    assert!(!dir.path().join("b2").exists());
+    // a book is not solved into
+    let (path, book) = book_of(&full, dir.path(), 4);
+    drop(book);
+    let err = Store::open_or_create(&path, 6, Objective::Points)
+        .err()
+        .unwrap();
+    assert!(matches!(err, StoreError::IsBook(_)), "{err}");
+    // a book of a book keeps its layers or fewer
+    let book = Store::open_existing(&path).unwrap();
+    assert!(matches!(
+        write_book(&book, 3, &dir.path().join("b3")),
+        Err(BookError::BelowBook { has: 4, .. })
+    ));
+    let (_, smaller) = book_of(&book, dir.path(), 5);
+    assert_eq!(smaller.book().unwrap().layers, book.book().unwrap().layers);
+    drop(book);
+    // a damaged record or a truncated data file: an error naming the layer
+    let record = path.join(record_file_name(5));
+    let json = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(
+        &record,
+        json.replace("\"max_gap\": 0.0", "\"max_gap\": 1.0"),
+    )
+    .unwrap();
+    let err = Store::open_existing(&path).err().unwrap();
+    assert!(err.to_string().contains("layer 5"), "{err}");
+    std::fs::write(&record, json).unwrap();
+    let data = path.join(full.data_file_name(6));
+    let bytes = std::fs::read(&data).unwrap();
+    std::fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
+    let err = Store::open_existing(&path).err().unwrap();
+    assert!(err.to_string().contains("layer 6"), "{err}");
+}

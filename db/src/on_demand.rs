@@ -1,0 +1,340 @@
+//! Solving on demand: how a book (a db that keeps only its game's top layers,
+//! [`crate::book`]) answers for a state below its lowest layer. The state's subtree is
+//! solved from the last round up ([`gops_common::subtree`]) with the db's engine and
+//! arithmetic, so every value and strategy is the full db's, bit for bit.
+//!
+//! One [`OnDemand`] serves every reader of a store handle, from any number of threads:
+//!
+//! * solved subtrees stay in memory, within a byte budget; the least recently used go
+//!   first when a new one needs the room;
+//! * a state that a solved subtree holds is answered from it; one that a subtree being
+//!   solved holds waits for that solve rather than starting its own, so queries for the
+//!   same subtree at the same time share one solve;
+//! * a subtree estimated over the limit of games, or over the budget of bytes, is refused
+//!   before any work, with the estimate and what to do instead;
+//! * an observer hears each solve start, advance and end (a progress bar, a log line,
+//!   the explorer's progress view).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use gops_common::engine::EngineError;
+use gops_common::kernel::PivotStart;
+use gops_common::layout::Layouts;
+use gops_common::objective::Objective;
+use gops_common::state::GameState;
+use gops_common::subtree::{
+    SolvedSubtree, SubtreeEstimate, SubtreePlan, SubtreeRoot, SubtreeShape,
+};
+
+/// The default largest subtree solved on demand, in matrix games (estimated, at most):
+/// every state of the shipped books (the 13-card win book keeps layers 11-13, and its
+/// largest subtree below them, of a state with 10 cards left, is estimated below this).
+pub const DEFAULT_MAX_GAMES: u64 = 2_000_000_000;
+
+/// The default memory for solved subtrees: 4 GiB.
+pub const DEFAULT_BUDGET_BYTES: u64 = 4 << 30;
+
+/// Why a state could not be answered on demand.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OnDemandError {
+    #[error(
+        "the subtree of this state ({k} cards left) is estimated at up to {games} matrix games, over the limit of {limit}: ask a state with fewer cards left, raise --max-on-demand-games, use a book that keeps more layers (`gops book --from-layer {k}` of a full db), or solve the whole game (`gops solve`)"
+    )]
+    OverLimit { k: u8, games: u64, limit: u64 },
+    #[error(
+        "the subtree of this state ({k} cards left) may need up to {} MB of memory, over the budget of {} MB: raise --memory-mb, use a book that keeps more layers, or solve the whole game",
+        .bytes >> 20,
+        .budget >> 20
+    )]
+    OverBudget { k: u8, bytes: u64, budget: u64 },
+    #[error("solving on demand failed: {0}")]
+    Engine(#[from] EngineError),
+}
+
+/// What an observer of on-demand solves hears.
+pub trait SolveObserver: Send + Sync {
+    /// A subtree's solve starts.
+    fn started(&self, root: &SubtreeRoot, estimate: &SubtreeEstimate);
+    /// Estimated games done so far, and in all.
+    fn advanced(&self, root: &SubtreeRoot, done: u64, all: u64);
+    /// It ended: the games solved and the time taken (or the error).
+    fn finished(&self, root: &SubtreeRoot, outcome: Result<(u64, Duration), &OnDemandError>);
+}
+
+/// A solve under way, as others can see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolveUnderWay {
+    pub root: SubtreeRoot,
+    pub estimate: SubtreeEstimate,
+    /// Estimated games done.
+    pub done: u64,
+    pub seconds: f64,
+}
+
+struct Running {
+    shape: Arc<SubtreeShape>,
+    estimate: SubtreeEstimate,
+    done: Arc<AtomicU64>,
+    started: Instant,
+}
+
+/// What the solver keeps: the solved subtrees, most recently used last, and those
+/// being solved.
+#[derive(Default)]
+struct Kept {
+    solved: Vec<Arc<SolvedSubtree>>,
+    running: Vec<Running>,
+    bytes: u64,
+}
+
+/// A test hook: every on-demand value of a subtree's root changed in its lowest bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fault {
+    #[default]
+    None,
+    FlipRootValues,
+}
+
+/// The on-demand solver of one book.
+pub struct OnDemand {
+    objective: Objective,
+    start: PivotStart,
+    /// The book's lowest layer: states of fewer cards are solved on demand.
+    from_layer: u8,
+    layouts: Layouts,
+    max_games: AtomicU64,
+    budget_bytes: AtomicU64,
+    kept: Mutex<Kept>,
+    /// Signalled whenever a solve ends.
+    ended: Condvar,
+    solves: AtomicU64,
+    observer: Mutex<Option<Arc<dyn SolveObserver>>>,
+    fault: Mutex<Fault>,
+}
+
+impl OnDemand {
+    /// The solver of a book of the `n`-card game keeping layers `from_layer..=n`.
+    pub fn new(n: u8, objective: Objective, start: PivotStart, from_layer: u8) -> OnDemand {
+        OnDemand {
+            objective,
+            start,
+            from_layer,
+            layouts: Layouts::new(n),
+            max_games: AtomicU64::new(DEFAULT_MAX_GAMES),
+            budget_bytes: AtomicU64::new(DEFAULT_BUDGET_BYTES),
+            kept: Mutex::new(Kept::default()),
+            ended: Condvar::new(),
+            solves: AtomicU64::new(0),
+            observer: Mutex::new(None),
+            fault: Mutex::new(Fault::None),
+        }
+    }
+
+    pub fn from_layer(&self) -> u8 {
+        self.from_layer
+    }
+
+    /// The kernel's arithmetic of the book's values.
+    pub fn pivot_start(&self) -> PivotStart {
+        self.start
+    }
+
+    /// Sets the largest subtree solved, in estimated matrix games.
+    pub fn set_max_games(&self, games: u64) {
+        self.max_games.store(games, Ordering::Relaxed);
+    }
+
+    pub fn max_games(&self) -> u64 {
+        self.max_games.load(Ordering::Relaxed)
+    }
+
+    /// Sets the memory kept for solved subtrees (and the largest one solved).
+    pub fn set_budget_bytes(&self, bytes: u64) {
+        self.budget_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    pub fn budget_bytes(&self) -> u64 {
+        self.budget_bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn set_observer(&self, observer: Arc<dyn SolveObserver>) {
+        *lock(&self.observer) = Some(observer);
+    }
+
+    #[doc(hidden)]
+    pub fn set_fault(&self, fault: Fault) {
+        *lock(&self.fault) = fault;
+    }
+
+    /// Subtrees solved since this solver was made.
+    pub fn solves(&self) -> u64 {
+        self.solves.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the solved subtrees kept take now.
+    pub fn kept_bytes(&self) -> u64 {
+        lock(&self.kept).bytes
+    }
+
+    /// The solves under way now.
+    pub fn under_way(&self) -> Vec<SolveUnderWay> {
+        lock(&self.kept)
+            .running
+            .iter()
+            .map(|r| SolveUnderWay {
+                root: r.shape.root,
+                estimate: r.estimate,
+                done: r.done.load(Ordering::Relaxed),
+                seconds: r.started.elapsed().as_secs_f64(),
+            })
+            .collect()
+    }
+
+    /// Whether the value of a state with `k` cards left is solved on demand.
+    pub fn answers_value(&self, k: u8) -> bool {
+        k < self.from_layer
+    }
+
+    /// Whether the game of a state with `k` cards left after an upcard is solved on
+    /// demand (it reads layer `k - 1`).
+    pub fn answers_revealed(&self, k: u8) -> bool {
+        k >= 1 && k - 1 < self.from_layer
+    }
+
+    /// What a subtree of `state` would cost, without solving it.
+    pub fn estimate(&self, state: &GameState) -> SubtreeEstimate {
+        self.plan(state).estimate
+    }
+
+    fn plan(&self, state: &GameState) -> SubtreePlan {
+        let root = SubtreeRoot::of(state, self.objective, &self.layouts.get(state.k()));
+        SubtreePlan::new(self.objective, self.start, root, &self.layouts)
+    }
+
+    /// The value for A of `state` (reachable; checked by the caller).
+    pub fn value(&self, state: &GameState) -> Result<f64, OnDemandError> {
+        let subtree = self.subtree(state)?;
+        let value = subtree.value(state).expect("the subtree holds its state");
+        Ok(match *lock(&self.fault) {
+            Fault::FlipRootValues if subtree.shape.root == self.root_of(state) => {
+                f64::from_bits(value.to_bits() ^ 1)
+            }
+            _ => value,
+        })
+    }
+
+    fn root_of(&self, state: &GameState) -> SubtreeRoot {
+        SubtreeRoot::of(state, self.objective, &self.layouts.get(state.k()))
+    }
+
+    /// A solved subtree holding `state`: one kept, the one being solved that holds it
+    /// (waited for), or `state`'s own, solved now.
+    pub fn subtree(&self, state: &GameState) -> Result<Arc<SolvedSubtree>, OnDemandError> {
+        let mut kept = lock(&self.kept);
+        loop {
+            if let Some(at) = kept.solved.iter().position(|s| s.holds(state)) {
+                let subtree = kept.solved.remove(at);
+                kept.solved.push(Arc::clone(&subtree));
+                return Ok(subtree);
+            }
+            if !kept.running.iter().any(|r| r.shape.holds(state)) {
+                break;
+            }
+            kept = self.ended.wait(kept).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(kept);
+        let plan = self.plan(state);
+        self.check_limits(&plan)?;
+        let done = Arc::new(AtomicU64::new(0));
+        {
+            let mut kept = lock(&self.kept);
+            // another thread may have started the same subtree meanwhile: share it
+            if kept.running.iter().any(|r| r.shape.holds(state))
+                || kept.solved.iter().any(|s| s.holds(state))
+            {
+                drop(kept);
+                return self.subtree(state);
+            }
+            kept.running.push(Running {
+                shape: Arc::clone(&plan.shape),
+                estimate: plan.estimate,
+                done: Arc::clone(&done),
+                started: Instant::now(),
+            });
+        }
+        let solved = self.solve(&plan, &done);
+        let mut kept = lock(&self.kept);
+        kept.running.retain(|r| !Arc::ptr_eq(&r.shape, &plan.shape));
+        let result = solved.map(|subtree| {
+            let subtree = Arc::new(subtree);
+            self.keep(&mut kept, Arc::clone(&subtree));
+            subtree
+        });
+        drop(kept);
+        self.ended.notify_all();
+        Ok(result?)
+    }
+
+    fn check_limits(&self, plan: &SubtreePlan) -> Result<(), OnDemandError> {
+        let (k, estimate) = (plan.shape.root.k(), plan.estimate);
+        if estimate.games > self.max_games() {
+            return Err(OnDemandError::OverLimit {
+                k,
+                games: estimate.games,
+                limit: self.max_games(),
+            });
+        }
+        if estimate.bytes > self.budget_bytes() {
+            return Err(OnDemandError::OverBudget {
+                k,
+                bytes: estimate.bytes,
+                budget: self.budget_bytes(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Solves `plan`, telling the observer.
+    fn solve(&self, plan: &SubtreePlan, done: &AtomicU64) -> Result<SolvedSubtree, EngineError> {
+        let observer = lock(&self.observer).clone();
+        let root = plan.shape.root;
+        if let Some(o) = &observer {
+            o.started(&root, &plan.estimate);
+        }
+        let started = Instant::now();
+        let solved = plan.solve(&|so_far, all| {
+            done.store(so_far, Ordering::Relaxed);
+            if let Some(o) = &observer {
+                o.advanced(&root, so_far, all);
+            }
+        });
+        self.solves.fetch_add(1, Ordering::Relaxed);
+        if let Some(o) = &observer {
+            match &solved {
+                Ok(s) => o.finished(&root, Ok((s.games, started.elapsed()))),
+                Err(e) => o.finished(&root, Err(&OnDemandError::Engine(e.clone()))),
+            }
+        }
+        solved
+    }
+
+    /// Keeps `subtree`, the least recently used ones dropped to make room.
+    fn keep(&self, kept: &mut Kept, subtree: Arc<SolvedSubtree>) {
+        let budget = self.budget_bytes();
+        let bytes = subtree.bytes as u64;
+        while !kept.solved.is_empty() && kept.bytes + bytes > budget {
+            let old = kept.solved.remove(0);
+            kept.bytes -= old.bytes as u64;
+        }
+        kept.bytes += bytes;
+        kept.solved.push(subtree);
+    }
+}
+
+/// A lock whose holder never leaves its data half changed: a poisoned one is used as it
+/// is.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
