@@ -53,6 +53,37 @@ pub enum Command {
     /// Seal a db's complete layers (a db of an earlier build), so that any number of
     /// readers can read it at once, without its lock, on read-only media too.
     Seal(SealArgs),
+    /// Write a book: the top layers of a complete db; the states below them are solved
+    /// on demand by every reader.
+    Book(BookArgs),
+}
+
+#[derive(Args)]
+pub struct BookArgs {
+    /// The complete db (or a book) to take the layers from.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The lowest layer (cards left) the book keeps; layers 1 to K - 1 are solved on
+    /// demand.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub from_layer: u8,
+    /// The book's directory (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// How a book solves the states below its layers (a full db needs none of it).
+#[derive(Args, Clone, Debug, Default)]
+pub struct OnDemandArgs {
+    /// Memory for the subtrees a book solves on demand, in MiB [default: 4096]: solved
+    /// subtrees are kept until a new one needs the room (least recently used first); a
+    /// subtree estimated above it is refused before any work.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub memory_mb: Option<u64>,
+    /// The largest subtree a book solves on demand, in matrix games (estimated, at
+    /// most) [default: 2000000000]; a larger one is refused before any work.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_on_demand_games: Option<u64>,
 }
 
 #[derive(Args)]
@@ -312,6 +343,8 @@ pub struct StateArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
 }
 
 #[derive(Args)]
@@ -380,6 +413,8 @@ pub struct PlayArgs {
     /// Show the bot's probabilities before every bid without being asked.
     #[arg(long)]
     pub show_probabilities: bool,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
 }
 
 /// A way of bidding, for `simulate` and `exploit`.
@@ -419,6 +454,8 @@ pub struct SimulateArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
 }
 
 #[derive(Args)]
@@ -432,6 +469,8 @@ pub struct ExploitArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
 }
 
 #[derive(Args)]
@@ -460,6 +499,14 @@ pub struct VerifyArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// A book: states of its lowest layer re-solved from children solved on demand (each
+    /// a subtree as large as that layer's states are), drawn over the whole layer.
+    #[arg(long, default_value_t = 2)]
+    pub on_demand_states: usize,
+    /// A book: the largest subtree solved on demand, in matrix games [default:
+    /// 2000000000]; --memory-mb bounds the subtrees kept.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_on_demand_games: Option<u64>,
 }
 
 #[derive(Args)]
@@ -481,4 +528,6 @@ pub struct ServeArgs {
     /// Memory for cached slices of the db, in MiB.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub cache_mb: u64,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
 }

@@ -1,16 +1,19 @@
 //! Opening a db to read it (every command but `solve`, `coordinator` and `seal`): through
 //! its sealed layers when it has them, with no lock and nothing written; an unsealed db
-//! of an earlier build the old way, with a hint that `gops seal` frees its readers.
+//! of an earlier build the old way, with a hint that `gops seal` frees its readers. A
+//! book gets its on-demand settings and progress here.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use gops_db::store::Store;
 use tracing::warn;
 
+use crate::args::OnDemandArgs;
 use crate::failure::Failure;
 
 /// The db at `path`, opened for reading.
-pub fn open_reader(path: &Path) -> Result<Store, Failure> {
+pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Store, Failure> {
     let store = Store::open_existing(path)?;
     let unsealed = store.unsealed_layers()?;
     if !unsealed.is_empty() {
@@ -20,6 +23,15 @@ pub fn open_reader(path: &Path) -> Result<Store, Failure> {
             "this db's complete layers are not sealed (an earlier build wrote it): it is read through its lock, one process at a time, and written to by the read; `gops seal --db {}` seals them once, for any number of readers at once, on read-only media too",
             path.display()
         );
+    }
+    if let Some(solver) = store.on_demand() {
+        if let Some(mb) = on_demand.memory_mb {
+            solver.set_budget_bytes(mb << 20);
+        }
+        if let Some(games) = on_demand.max_on_demand_games {
+            solver.set_max_games(games);
+        }
+        solver.set_observer(Arc::new(crate::on_demand_progress::OnDemandProgress::new()));
     }
     Ok(store)
 }

@@ -34,7 +34,9 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         )));
     }
     let (store, layers) =
-        crate::query_cmd::open_checked(&args.db, |n| parse_layers(args.layers.as_deref(), n))?;
+        crate::query_cmd::open_checked(&args.db, &crate::args::OnDemandArgs::default(), |n| {
+            parse_layers(args.layers.as_deref(), n)
+        })?;
     let options = ExportOptions {
         layers,
         concrete: args.concrete,

@@ -3,6 +3,7 @@
 //! crates. Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 interrupted.
 
 mod args;
+mod book_cmd;
 mod cluster_cmd;
 mod db_open;
 mod disk_check;
@@ -11,6 +12,7 @@ mod failure;
 mod fd_limit;
 mod local;
 mod memory;
+mod on_demand_progress;
 mod output;
 mod play_cmd;
 mod policy_cmd;
@@ -72,6 +74,7 @@ fn main() {
         Command::Verify(args) => verify_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Seal(args) => seal_cmd::run(args),
+        Command::Book(args) => book_cmd::run(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

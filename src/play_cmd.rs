@@ -21,7 +21,7 @@ use crate::output::strategy_line;
 const CACHE_BYTES: usize = 256 << 20;
 
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);

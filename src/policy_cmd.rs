@@ -28,7 +28,7 @@ fn policy(arg: PolicyArg) -> Policy {
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
@@ -72,7 +72,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 }
 
 pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let states = concrete_state_count(store.n(), store.objective());
     if states > EXPLOIT_STATE_LIMIT {
         return Err(Failure::Usage(format!(

@@ -19,7 +19,7 @@ fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
 ) -> Result<(Store, GameState, T), Failure> {
-    let (store, (state, checked)) = open_checked(&args.db, |n| {
+    let (store, (state, checked)) = open_checked(&args.db, &args.on_demand, |n| {
         let state = parse_state(args, n)?;
         let checked = check(&state)?;
         Ok((state, checked))
@@ -31,15 +31,16 @@ fn open_state<T>(
 /// the manifest file when there is one, so bad input leaves the db untouched).
 pub fn open_checked<T>(
     db: &std::path::Path,
+    on_demand: &crate::args::OnDemandArgs,
     check: impl FnOnce(u8) -> Result<T, Failure>,
 ) -> Result<(Store, T), Failure> {
     match Store::peek_manifest(db)? {
         Some(manifest) => {
             let checked = check(manifest.n)?;
-            Ok((crate::db_open::open_reader(db)?, checked))
+            Ok((crate::db_open::open_reader(db, on_demand)?, checked))
         }
         None => {
-            let store = crate::db_open::open_reader(db)?;
+            let store = crate::db_open::open_reader(db, on_demand)?;
             let checked = check(store.n())?;
             Ok((store, checked))
         }

@@ -34,7 +34,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let address = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(format!("cannot read the listening address: {e}")))?;
-    let store = crate::db_open::open_reader(&args.db)?;
+    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let (n, objective) = (store.n(), store.objective());
     let cache_bytes = usize::try_from(args.cache_mb << 20).unwrap_or(usize::MAX);
     let explorer = Arc::new(Explorer::new(store, cache_bytes));

@@ -21,7 +21,7 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
         return remote_status(&args);
     };
     // the complete layers from the db (sealed, read without a lock), whoever holds it
-    let store = crate::db_open::open_reader(db)?;
+    let store = crate::db_open::open_reader(db, &crate::args::OnDemandArgs::default())?;
     let status = run_status(&store)?;
     if status.complete || !store.is_sealed_reader() {
         print(&args, &status, None);
@@ -116,7 +116,13 @@ fn print_status(status: &RunStatus) {
             "incomplete"
         }
     );
-    if status.complete {
+    if let Some(from) = status.book_from_layer {
+        crate::out!(
+            "a book: layers {from} to {} kept ({}), layers below {from} solved on demand (checksums of the full db)",
+            status.n,
+            human_bytes(status.db_bytes)
+        );
+    } else if status.complete {
         crate::out!("db size: {}", human_bytes(status.db_bytes));
     } else {
         crate::out!(
@@ -138,7 +144,11 @@ fn print_status(status: &RunStatus) {
             "{:>3} {:>7} {:>7} {:>14} {:>9}  {}",
             l.k,
             l.slices,
-            l.done,
+            if l.on_demand {
+                "demand".to_string()
+            } else {
+                l.done.to_string()
+            },
             l.states,
             l.max_gap.map_or("-".to_string(), |g| format!("{g:.1e}")),
             l.checksum.as_deref().unwrap_or("-")

@@ -36,7 +36,11 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         },
         _ => None,
     };
-    let (store, layers) = crate::query_cmd::open_checked(&args.db, |n| {
+    let on_demand = crate::args::OnDemandArgs {
+        memory_mb: args.memory_mb,
+        max_on_demand_games: args.max_on_demand_games,
+    };
+    let (store, layers) = crate::query_cmd::open_checked(&args.db, &on_demand, |n| {
         crate::export_cmd::parse_layers(args.layers.as_deref(), n)
     })?;
     let n = store.n();
@@ -49,6 +53,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         layers,
         seed: args.seed.unwrap_or_else(crate::play_cmd::clock_seed),
         cache_bytes: usize::try_from(cache_bytes).unwrap_or(usize::MAX),
+        on_demand_states: args.on_demand_states,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

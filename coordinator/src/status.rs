@@ -157,6 +157,7 @@ impl ClusterStatus {
                     stored_values: l.stored_values,
                     dense_values: l.dense_values,
                     matrix_games: l.matrix_games,
+                    on_demand: false,
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -170,6 +171,7 @@ impl ClusterStatus {
                 format_version: run.format_version,
                 db_bytes: run.db_bytes,
                 estimated_db_bytes: run.estimated_db_bytes,
+                book_from_layer: None,
             },
             open_layer: reply
                 .open_layer
@@ -283,6 +285,7 @@ mod tests {
                         stored_values: Some(9),
                         dense_values: 20,
                         matrix_games: Some(27),
+                        on_demand: false,
                     },
                     LayerStatus {
                         k: 2,
@@ -295,12 +298,14 @@ mod tests {
                         stored_values: None,
                         dense_values: 40,
                         matrix_games: None,
+                        on_demand: false,
                     },
                 ],
                 db: "/tmp/db".into(),
                 format_version: 3,
                 db_bytes: 12_345,
                 estimated_db_bytes: 99_999,
+                book_from_layer: None,
             },
             open_layer: Some(2),
             shards: Some(ShardCounts {

@@ -20,6 +20,7 @@
 //! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
+//! - `verify_book`: verify's check of a book's lowest layer, from states solved on demand.
 //! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
 
 pub mod book;
@@ -42,3 +43,4 @@ pub mod store;
 mod test_db;
 pub mod verify;
 pub mod verify_batch;
+mod verify_book;

@@ -25,6 +25,10 @@ pub struct LayerStatus {
     /// by an older build has none): the matrix games solved for its slices, every run.
     #[serde(default)]
     pub matrix_games: Option<u64>,
+    /// In a book, a layer below its lowest: not stored, solved on demand (its record and
+    /// checksum those of the full db the book was made from).
+    #[serde(default)]
+    pub on_demand: bool,
 }
 
 /// The run's status (DESIGN §6 `status --json`).
@@ -40,6 +44,9 @@ pub struct RunStatus {
     pub db_bytes: u64,
     /// The db's estimated size once complete ([`crate::disk::estimated_db_bytes`]).
     pub estimated_db_bytes: u64,
+    /// In a book: the lowest layer it keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub book_from_layer: Option<u8>,
 }
 
 pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
@@ -47,14 +54,20 @@ pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
     let mut layers = Vec::new();
     for k in 1..=n {
         let size = LayerSize::of(n, k, objective);
-        let record = store.layer(k)?;
+        let book = store.book().filter(|b| k < b.from_layer);
+        let record = match book {
+            Some(book) => Some(book.layers[usize::from(k) - 1].clone()),
+            None => store.layer(k)?,
+        };
         layers.push(LayerStatus {
             k,
             slices: size.slices,
-            done: match &record {
-                Some(r) => r.slices,
-                None => store.stored_count(k)?,
+            done: match (&record, book) {
+                (_, Some(_)) => 0,
+                (Some(r), None) => r.slices,
+                (None, None) => store.stored_count(k)?,
             },
+            on_demand: book.is_some(),
             states: size.states,
             complete: record.is_some(),
             checksum: record.as_ref().map(|r| r.checksum.clone()),
@@ -73,5 +86,6 @@ pub fn run_status(store: &Store) -> Result<RunStatus, StoreError> {
         format_version: store.manifest().format_version,
         db_bytes: crate::disk::db_bytes(store.path()),
         estimated_db_bytes: crate::disk::estimated_db_bytes(n, objective),
+        book_from_layer: store.book().map(|b| b.from_layer),
     })
 }

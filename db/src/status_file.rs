@@ -80,11 +80,13 @@ mod tests {
                 stored_values: None,
                 dense_values: 4,
                 matrix_games: None,
+                on_demand: false,
             }],
             db: "db".into(),
             format_version: 6,
             db_bytes: 10,
             estimated_db_bytes: 20,
+            book_from_layer: None,
         };
         let snapshot = StatusSnapshot::now(status);
         write(dir.path(), &snapshot).unwrap();

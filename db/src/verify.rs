@@ -37,6 +37,9 @@ pub struct VerifyOptions {
     /// sets are re-solved in batches whose slices below weigh (decoded, as the cache
     /// weighs them) at most this much together, a prize set alone excepted.
     pub cache_bytes: usize,
+    /// A book: states of its lowest layer re-solved from children solved on demand
+    /// ([`crate::verify_book`]).
+    pub on_demand_states: usize,
 }
 
 /// A stored value that a re-solve does not reproduce.
@@ -73,6 +76,9 @@ pub struct VerifyReport {
     pub layers: Vec<LayerVerified>,
     /// Layers in range that are not complete, so not verified.
     pub incomplete_layers: Vec<u8>,
+    /// A book's layers in range below its lowest: solved on demand, not stored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub on_demand_layers: Vec<u8>,
     pub states_checked: u64,
     /// The first mismatches found (at most [`MAX_REPORTED`]); `mismatch_count` has all.
     pub mismatches: Vec<Mismatch>,
@@ -101,6 +107,8 @@ pub enum VerifyError {
     Store(#[from] StoreError),
     #[error("re-solving a stored state failed: {0}")]
     Engine(#[from] EngineError),
+    #[error(transparent)]
+    OnDemand(crate::on_demand::OnDemandError),
 }
 
 /// Verifies the layers of `options` in `store`; `progress` is told each slice done.
@@ -118,6 +126,7 @@ pub fn verify(
         seed: options.seed,
         layers: Vec::new(),
         incomplete_layers: Vec::new(),
+        on_demand_layers: Vec::new(),
         states_checked: 0,
         mismatches: Vec::new(),
         mismatch_count: 0,
@@ -127,6 +136,26 @@ pub fn verify(
     };
     let mut below_cache = SliceCache::new(options.cache_bytes);
     for k in options.layers.clone() {
+        let on_demand = store.on_demand().filter(|o| k <= o.from_layer());
+        if on_demand.is_some_and(|o| k < o.from_layer()) {
+            report.on_demand_layers.push(k);
+            continue;
+        }
+        if let (Some(on_demand), Some(record)) = (on_demand, store.layer(k)?) {
+            let layer = crate::verify_book::verify_lowest_layer(
+                store,
+                on_demand,
+                options,
+                k,
+                &record,
+                &mut report.mismatches,
+            )?;
+            report.states_checked += layer.states_checked;
+            report.mismatch_count += layer.mismatches;
+            report.max_gap = report.max_gap.max(layer.max_gap);
+            report.layers.push(layer);
+            continue;
+        }
         let Some(record) = store.layer(k)? else {
             report.incomplete_layers.push(k);
             continue;

@@ -27,7 +27,7 @@ pub fn store_error(e: StoreError) -> PyErr {
     let message = e.to_string();
     match e {
         StoreError::Missing(_) => PyFileNotFoundError::new_err(message),
-        StoreError::Mismatch { .. } => PyValueError::new_err(message),
+        StoreError::Mismatch { .. } | StoreError::IsBook(_) => PyValueError::new_err(message),
         StoreError::Io(_) | StoreError::DiskFull(_) => PyOSError::new_err(message),
         StoreError::NotADatabase(_)
         | StoreError::Locked(_)
@@ -46,6 +46,8 @@ pub fn query_error(e: QueryError) -> PyErr {
         QueryError::Store(e) => store_error(e),
         QueryError::NotSolved { .. } => DbError::new_err(e.to_string()),
         QueryError::Uncertified { .. } => GopsError::new_err(e.to_string()),
+        // a subtree over the limit or the budget: the book cannot answer that state
+        QueryError::OnDemand(_) => DbError::new_err(e.to_string()),
     }
 }
 

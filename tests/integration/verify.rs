@@ -229,6 +229,7 @@ fn the_memory_budget_does_not_change_what_is_checked() {
                 layers: 1..=n,
                 seed: 5,
                 cache_bytes,
+                on_demand_states: 0,
             };
             verify(&store, &options, &|_| {}).unwrap()
         };

@@ -249,3 +249,39 @@ fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
     let err = Store::open_existing(&path).err().unwrap();
     assert!(err.to_string().contains("layer 6"), "{err}");
 }
+
+#[test]
+fn verify_of_a_book_re_solves_its_lowest_layer_on_demand_and_a_wrong_value_fails_it() {
+    use crate::on_demand::Fault;
+    use crate::verify::{VerifyOptions, verify};
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 8, Objective::Win);
+    let (_, book) = book_of(&full, dir.path(), 6);
+    let options = VerifyOptions {
+        fraction: 0.05,
+        layers: 1..=8,
+        seed: 9,
+        cache_bytes: 1 << 26,
+        on_demand_states: 12,
+    };
+    let report = verify(&book, &options, &|_| {}).unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.on_demand_layers, (1..6).collect::<Vec<u8>>());
+    assert!(report.incomplete_layers.is_empty());
+    let lowest = report.layers.iter().find(|l| l.k == 6).unwrap();
+    assert_eq!((lowest.states_checked, lowest.mismatches), (12, 0));
+    assert!(lowest.checksum_matches);
+    assert!(
+        report
+            .layers
+            .iter()
+            .any(|l| l.k == 7 && l.states_checked > 0)
+    );
+    book.on_demand().unwrap().set_fault(Fault::FlipRootValues);
+    let report = verify(&book, &options, &|_| {}).unwrap();
+    assert!(!report.is_clean());
+    assert_eq!(
+        report.mismatch_count, 12,
+        "every state re-solved on demand differs"
+    );
+}
