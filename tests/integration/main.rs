@@ -2,6 +2,7 @@
 
 mod admission;
 mod bad_input;
+mod books;
 mod browser;
 mod cluster;
 mod damage;
