@@ -1,0 +1,41 @@
+"""A book (the top layers of a solved db, written by `gops book`) read from Python: the
+states below its layers are solved on demand, and every value and strategy is the full
+db's, bit for bit."""
+
+import random
+
+import gops
+from conftest import gops_cli
+
+
+def random_states(n, below, count, rng):
+    """States with fewer than `below` cards left along random games, with an upcard."""
+    states = []
+    while len(states) < count:
+        a, b, prizes, diff = list(range(1, n + 1)), list(range(1, n + 1)), list(range(1, n + 1)), 0
+        while prizes:
+            upcard = rng.choice(prizes)
+            if len(prizes) < below:
+                states.append((list(a), list(b), list(prizes), diff, upcard))
+            x, y = rng.choice(a), rng.choice(b)
+            diff += upcard * ((x > y) - (x < y))
+            a.remove(x)
+            b.remove(y)
+            prizes.remove(upcard)
+    return states[:count]
+
+
+def test_a_book_answers_from_python_as_the_full_db(solved, tmp_path):
+    for n, objective, below in [(8, "win", 6), (9, "points", 7)]:
+        full = solved(n, objective)
+        book = tmp_path / f"book-{objective}"
+        gops_cli("book", "--db", str(full), "--from-layer", str(below), "--out", str(book))
+        rng = random.Random(n)
+        with gops.open(full) as whole, gops.open(book) as part:
+            for a, b, prizes, diff, upcard in random_states(n, below, 100, rng):
+                assert part.value(a, b, prizes, diff) == whole.value(a, b, prizes, diff)
+                ours = part.strategy(a, b, prizes, upcard, diff)
+                theirs = whole.strategy(a, b, prizes, upcard, diff)
+                assert (ours.value, ours.gap) == (theirs.value, theirs.gap)
+                assert list(ours.strategy_a) == list(theirs.strategy_a)
+                assert list(ours.strategy_b) == list(theirs.strategy_b)
