@@ -123,6 +123,12 @@ impl SliceSource {
         min_bytes: u64,
     ) -> Result<SliceSource, QueryError> {
         if k > 0 {
+            if let Some(book) = store.book().filter(|b| k < b.from_layer) {
+                return Err(QueryError::NotInBook {
+                    k,
+                    from: book.from_layer,
+                });
+            }
             if store.layer(k)?.is_none() {
                 return Err(QueryError::NotSolved { k });
             }

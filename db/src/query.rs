@@ -28,6 +28,10 @@ pub enum QueryError {
         cards(.k)
     )]
     NotSolved { k: u8 },
+    #[error(
+        "layer {k} is not stored in this book (it keeps layers {from} and above; a state below them is solved on demand when asked for): read the layers it keeps, or a full db"
+    )]
+    NotInBook { k: u8, from: u8 },
     #[error("the matrix game could not be certified (gap {gap:e})")]
     Uncertified { gap: f64 },
     #[error(transparent)]
@@ -54,6 +58,12 @@ impl QueryError {
 pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryError> {
     if k == 0 {
         return Ok(terminal_slice());
+    }
+    if let Some(book) = store.book().filter(|b| k < b.from_layer) {
+        return Err(QueryError::NotInBook {
+            k,
+            from: book.from_layer,
+        });
     }
     if store.layer(k)?.is_none() {
         return Err(QueryError::NotSolved { k });

@@ -7,6 +7,7 @@
 use std::sync::Mutex;
 
 use gops_common::state::GameState;
+use gops_db::on_demand::OnDemandError;
 use gops_db::query::{QueryError, parse_upcard, strategy_json, value_json};
 use gops_db::shared::SharedOracle;
 use gops_db::store::Store;
@@ -41,7 +42,12 @@ impl From<BadRequest> for ApiError {
 impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> Self {
         match e {
-            QueryError::NotSolved { .. } => ApiError::NotSolved(e.to_string()),
+            QueryError::NotSolved { .. }
+            | QueryError::NotInBook { .. }
+            | QueryError::OnDemand(OnDemandError::OverLimit { .. })
+            | QueryError::OnDemand(OnDemandError::OverBudget { .. }) => {
+                ApiError::NotSolved(e.to_string())
+            }
             e if e.is_usage() => ApiError::BadRequest(BadRequest::new(e.to_string())),
             e => ApiError::Internal(e.to_string()),
         }

@@ -44,7 +44,9 @@ pub fn query_error(e: QueryError) -> PyErr {
     match e {
         QueryError::Input(e) => PyValueError::new_err(e.to_string()),
         QueryError::Store(e) => store_error(e),
-        QueryError::NotSolved { .. } => DbError::new_err(e.to_string()),
+        QueryError::NotSolved { .. } | QueryError::NotInBook { .. } => {
+            DbError::new_err(e.to_string())
+        }
         QueryError::Uncertified { .. } => GopsError::new_err(e.to_string()),
         // a subtree over the limit or the budget: the book cannot answer that state
         QueryError::OnDemand(_) => DbError::new_err(e.to_string()),

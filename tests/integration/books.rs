@@ -108,7 +108,7 @@ fn a_whole_game_is_played_against_a_book_and_bad_requests_change_nothing() {
     // play: the human bids its lowest card each round
     let child = spawn_with_input(
         &["play", "--db", book.to_str().unwrap(), "--seed", "4"],
-        &"1\n2\n3\n4\n5\n6\n7\n8\n".repeat(1),
+        "1\n2\n3\n4\n5\n6\n7\n8\n",
     );
     let out = child.wait_with_output().unwrap();
     assert!(
