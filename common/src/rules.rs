@@ -34,6 +34,35 @@ pub fn play_round(state: &GameState, upcard: u8, a: u8, b: u8) -> GameState {
     }
 }
 
+/// States along random games of the `n`-card game (each prize and both bids drawn
+/// uniformly), each with the prize turned up at it, those `keep` accepts, until there are
+/// `count`: states the game reaches, for tests and checks.
+pub fn random_game_states(
+    n: u8,
+    count: usize,
+    rng: &mut impl Rng,
+    keep: impl Fn(&GameState) -> bool,
+) -> Vec<(GameState, u8)> {
+    let any = |hand: CardSet, rng: &mut dyn rand::RngCore| {
+        hand.iter()
+            .nth(rng.random_range(0..hand.len()))
+            .expect("a card is left")
+    };
+    let mut states = Vec::new();
+    while states.len() < count {
+        let mut state = GameState::initial(n);
+        while !state.prizes.is_empty() && states.len() < count {
+            let upcard = turn_up(state.prizes, rng);
+            if keep(&state) {
+                states.push((state, upcard));
+            }
+            let (a, b) = (any(state.a, rng), any(state.b, rng));
+            state = play_round(&state, upcard, a, b);
+        }
+    }
+    states
+}
+
 /// A prize drawn uniformly from those left.
 pub fn turn_up(prizes: CardSet, rng: &mut impl Rng) -> u8 {
     let index = rng.random_range(0..prizes.len());

@@ -9,6 +9,7 @@ use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_common::solution::InMemorySolution;
 
+use crate::query::RevealedGame;
 use crate::store::{LayerRecord, Store};
 
 /// The db at `path` with layers 1 to `complete` of the `n`-card game stored and complete,
@@ -34,4 +35,12 @@ pub(crate) fn solved_store(path: &Path, n: u8, objective: Objective, complete: u
         store.complete_layer(&record).unwrap();
     }
     store
+}
+
+/// Every bit of a revealed game's answer: value, gap and both strategies.
+pub(crate) fn revealed_bits(game: &RevealedGame) -> Vec<u64> {
+    let mut all = vec![game.value.to_bits(), game.gap.to_bits()];
+    all.extend(game.strategy_a.iter().map(|p| p.to_bits()));
+    all.extend(game.strategy_b.iter().map(|p| p.to_bits()));
+    all
 }

@@ -5,38 +5,20 @@
 
 use std::path::Path;
 
-use gops_common::cards::CardSet;
-use gops_common::rules::{play_round, turn_up};
+use gops_common::rules::random_game_states;
 use gops_common::state::GameState;
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 use crate::support::{
     gops, gops_ok, snapshot, solve, spawn_with_input, state_query, status_json, stderr, temp_db,
 };
 
-fn any_card(hand: CardSet, rng: &mut StdRng) -> u8 {
-    hand.iter().nth(rng.random_range(0..hand.len())).unwrap()
-}
-
 /// States along random games of the `n`-card game with fewer than `below` cards left,
 /// each with an upcard.
 fn states_below(n: u8, below: u8, count: usize) -> Vec<(GameState, u8)> {
     let mut rng = StdRng::seed_from_u64(52);
-    let mut states = Vec::new();
-    while states.len() < count {
-        let mut state = GameState::initial(n);
-        while !state.prizes.is_empty() {
-            let upcard = turn_up(state.prizes, &mut rng);
-            if state.k() < below {
-                states.push((state, upcard));
-            }
-            let (a, b) = (any_card(state.a, &mut rng), any_card(state.b, &mut rng));
-            state = play_round(&state, upcard, a, b);
-        }
-    }
-    states.truncate(count);
-    states
+    random_game_states(n, count, &mut rng, |s| s.k() < below)
 }
 
 fn make_book(full: &Path, from: u8, out: &Path) {

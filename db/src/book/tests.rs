@@ -4,18 +4,18 @@
 
 use std::path::{Path, PathBuf};
 
-use gops_common::cards::CardSet;
 use gops_common::objective::Objective;
-use gops_common::rules::{play_round, turn_up};
+use gops_common::rules::{play_round, random_game_states};
 use gops_common::state::GameState;
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::on_demand::OnDemandError;
 use crate::oracle::Oracle;
-use crate::query::{QueryError, RevealedGame, revealed_game, state_value};
+use crate::query::{QueryError, revealed_game, state_value};
 use crate::shared::SharedOracle;
+use crate::test_db::revealed_bits as bits;
 
 /// A complete, sealed db of the `n`-card game in `dir`, opened to read.
 fn full_db(dir: &Path, n: u8, objective: Objective) -> Store {
@@ -24,35 +24,10 @@ fn full_db(dir: &Path, n: u8, objective: Objective) -> Store {
     Store::open_existing(&path).unwrap()
 }
 
-fn bits(game: &RevealedGame) -> Vec<u64> {
-    let mut all = vec![game.value.to_bits(), game.gap.to_bits()];
-    all.extend(game.strategy_a.iter().map(|p| p.to_bits()));
-    all.extend(game.strategy_b.iter().map(|p| p.to_bits()));
-    all
-}
-
-fn any_card(hand: CardSet, rng: &mut StdRng) -> u8 {
-    hand.iter().nth(rng.random_range(0..hand.len())).unwrap()
-}
-
-/// States along random games with fewer than `below` cards left, each with an upcard,
-/// until there are `count`, the same number from every layer below `below` as far as
-/// the games allow.
+/// States along random games with fewer than `below` cards left, each with an upcard.
 fn states_below(n: u8, below: u8, count: usize, seed: u64) -> Vec<(GameState, u8)> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut states = Vec::new();
-    while states.len() < count {
-        let mut state = GameState::initial(n);
-        while !state.prizes.is_empty() {
-            let upcard = turn_up(state.prizes, &mut rng);
-            if state.k() < below {
-                states.push((state, upcard));
-            }
-            let (a, b) = (any_card(state.a, &mut rng), any_card(state.b, &mut rng));
-            state = play_round(&state, upcard, a, b);
-        }
-    }
-    states
+    random_game_states(n, count, &mut rng, |s| s.k() < below)
 }
 
 fn book_of(full: &Store, dir: &Path, from: u8) -> (PathBuf, Store) {
@@ -130,12 +105,7 @@ fn threads_asking_for_one_subtree_at_once_share_one_solve() {
     // a state of the lowest stored layer: each thread asks for its game after another
     // upcard and for its children's values, all in the state's subtree
     let mut rng = StdRng::seed_from_u64(3);
-    let mut state = GameState::initial(8);
-    while state.k() > 6 {
-        let upcard = turn_up(state.prizes, &mut rng);
-        let (a, b) = (any_card(state.a, &mut rng), any_card(state.b, &mut rng));
-        state = play_round(&state, upcard, a, b);
-    }
+    let (state, _) = random_game_states(8, 1, &mut rng, |s| s.k() == 6)[0];
     let upcards: Vec<u8> = state.prizes.iter().collect();
     let answers: Vec<Vec<u64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)

@@ -12,8 +12,9 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::oracle::Oracle;
-use crate::query::{RevealedGame, revealed_game, state_value};
+use crate::query::{revealed_game, state_value};
 use crate::shared::SharedOracle;
+use crate::test_db::revealed_bits as bits;
 
 /// A complete db of the `n`-card game at `path`, its slices those of an in-memory solve.
 fn solved_store(path: &Path, n: u8, objective: Objective) -> Store {
@@ -23,13 +24,6 @@ fn solved_store(path: &Path, n: u8, objective: Objective) -> Store {
 /// Reads records larger than `min_bytes` in part, keeping `cache_bytes`.
 fn reads(cache_bytes: usize, min_bytes: u64) -> SliceReads {
     SliceReads::reading_in_part_above(cache_bytes, min_bytes)
-}
-
-fn bits(game: &RevealedGame) -> Vec<u64> {
-    let mut all = vec![game.value.to_bits(), game.gap.to_bits()];
-    all.extend(game.strategy_a.iter().map(|p| p.to_bits()));
-    all.extend(game.strategy_b.iter().map(|p| p.to_bits()));
-    all
 }
 
 /// A uniformly random card of `hand`.
