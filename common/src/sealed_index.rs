@@ -95,25 +95,23 @@ impl SealedIndex {
 
     /// An index from its bytes, checked: magic, version, length, the trailing digest,
     /// entries that lie within the data file length the header gives.
-    pub fn decode(bytes: &[u8]) -> Result<SealedIndex, String> {
+    pub fn decode(bytes: &[u8]) -> Result<SealedIndex, IndexError> {
         if bytes.len() < HEADER_BYTES + TRAILER_BYTES {
-            return Err(format!("{} bytes, too short for an index", bytes.len()));
+            return Err(IndexError::TooShort { bytes: bytes.len() });
         }
         let (body, trailer) = bytes.split_at(bytes.len() - TRAILER_BYTES);
         if digest_bytes(body).as_slice() != trailer {
-            return Err("its bytes do not match their digest".into());
+            return Err(IndexError::Digest);
         }
         let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().expect("4"));
         let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8"));
         if &body[..8] != MAGIC || u32_at(8) != INDEX_VERSION {
-            return Err(format!(
-                "not an index of version {INDEX_VERSION} (this build's)"
-            ));
+            return Err(IndexError::NotAnIndex);
         }
         let objective = match body[17] {
             0 => Objective::Points,
             1 => Objective::Win,
-            other => return Err(format!("objective code {other}")),
+            code => return Err(IndexError::Objective { code }),
         };
         let header = IndexHeader {
             format_version: u32_at(12),
@@ -124,11 +122,11 @@ impl SealedIndex {
         let slices = u32_at(20) as usize;
         let data_len = u64_at(24);
         if body.len() != HEADER_BYTES + slices * ENTRY_BYTES {
-            return Err(format!(
-                "{} bytes, an index of {slices} slices has {}",
-                bytes.len(),
-                HEADER_BYTES + slices * ENTRY_BYTES + TRAILER_BYTES
-            ));
+            return Err(IndexError::Length {
+                bytes: bytes.len(),
+                slices,
+                want: HEADER_BYTES + slices * ENTRY_BYTES + TRAILER_BYTES,
+            });
         }
         let entries: Vec<IndexEntry> = body[HEADER_BYTES..]
             .chunks_exact(ENTRY_BYTES)
@@ -140,13 +138,34 @@ impl SealedIndex {
             .collect();
         let index = SealedIndex { header, entries };
         if index.data_len() != data_len {
-            return Err(format!(
-                "its entries lie within {} bytes of the data file, its header says {data_len}",
-                index.data_len()
-            ));
+            return Err(IndexError::DataLength {
+                entries: index.data_len(),
+                header: data_len,
+            });
         }
         Ok(index)
     }
+}
+
+/// Why bytes are not a sealed index.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    #[error("{bytes} bytes, too short for an index")]
+    TooShort { bytes: usize },
+    #[error("its bytes do not match their digest")]
+    Digest,
+    #[error("not an index of version {INDEX_VERSION} (this build's)")]
+    NotAnIndex,
+    #[error("objective code {code}")]
+    Objective { code: u8 },
+    #[error("{bytes} bytes, an index of {slices} slices has {want}")]
+    Length {
+        bytes: usize,
+        slices: usize,
+        want: usize,
+    },
+    #[error("its entries lie within {entries} bytes of the data file, its header says {header}")]
+    DataLength { entries: u64, header: u64 },
 }
 
 fn objective_code(objective: Objective) -> u8 {
@@ -192,5 +211,12 @@ mod tests {
         for len in [0, 10, 63, bytes.len() - 1] {
             assert!(SealedIndex::decode(&bytes[..len]).is_err(), "{len} bytes");
         }
+        assert_eq!(
+            SealedIndex::decode(&bytes[..10]),
+            Err(IndexError::TooShort { bytes: 10 })
+        );
+        let mut altered = bytes.clone();
+        altered[0] ^= 1;
+        assert_eq!(SealedIndex::decode(&altered), Err(IndexError::Digest));
     }
 }

@@ -70,13 +70,26 @@ pub struct SealedLayer {
 }
 
 impl SealedLayer {
-    /// A layer sealed from `record` and the entries of its slices in rank order.
-    pub fn new(record: LayerRecord, data_file: String, entries: Vec<SealedEntry>) -> SealedLayer {
-        SealedLayer {
+    /// A layer sealed from `record` and the entries of its slices in rank order: one
+    /// entry per slice the record counts, or the error that says how many.
+    pub fn new(
+        record: LayerRecord,
+        data_file: String,
+        entries: Vec<SealedEntry>,
+    ) -> Result<SealedLayer, StoreError> {
+        if entries.len() != record.slices {
+            return Err(StoreError::Corrupt(format!(
+                "layer {}: {} slices to seal, its record counts {}",
+                record.k,
+                entries.len(),
+                record.slices
+            )));
+        }
+        Ok(SealedLayer {
             record,
             data_file,
             entries,
-        }
+        })
     }
 
     /// The entry of prize rank `rank`, if the layer has one.
@@ -252,7 +265,7 @@ fn decode_index(
     k: u8,
     slices: usize,
 ) -> Result<SealedIndex, String> {
-    let index = SealedIndex::decode(bytes)?;
+    let index = SealedIndex::decode(bytes).map_err(|e| e.to_string())?;
     let h = &index.header;
     let objective = manifest.objective().map_err(|e| e.to_string())?;
     if (h.format_version, h.n, h.objective, h.k, index.entries.len())

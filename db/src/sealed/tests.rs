@@ -232,3 +232,22 @@ fn an_index_of_another_game_or_layer_is_refused() {
         assert_eq!(decoded.digest, entry.digest);
     }
 }
+
+#[test]
+fn a_layer_is_sealed_only_with_one_entry_per_slice_its_record_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = sealed_db(dir.path());
+    let layer = SealedLayer::load(&path, &manifest(&path), 2)
+        .unwrap()
+        .unwrap();
+    let mut entries = layer.entries().to_vec();
+    let whole = SealedLayer::new(
+        layer.record.clone(),
+        layer.data_file.clone(),
+        entries.clone(),
+    );
+    assert_eq!(whole.unwrap(), layer);
+    entries.pop();
+    let err = SealedLayer::new(layer.record.clone(), layer.data_file.clone(), entries).unwrap_err();
+    assert!(err.to_string().contains("its record counts"), "{err}");
+}

@@ -40,7 +40,10 @@ pub enum StoreError {
     )]
     WinFormat { n: u8, found: u32 },
     /// A sealed layer's files disagree with each other or with the data file.
-    #[error("database is damaged: layer {k}: {}: {why}", .file.display())]
+    #[error(
+        "database is damaged: layer {k}: {}: {why} (`gops seal --db DIR` seals a solve's complete layer again from its slices, and `gops verify` names a damaged slice; a damaged book is made again with `gops book` from its full db)",
+        .file.display()
+    )]
     DamagedLayer { k: u8, file: PathBuf, why: String },
     #[error(
         "database {0} is open for reading only (its sealed layers): nothing can be written through it"

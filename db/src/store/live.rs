@@ -254,7 +254,7 @@ impl Store {
                 record.checksum
             )));
         }
-        SealedLayer::new(record.clone(), self.files.file_name(k), entries)
+        SealedLayer::new(record.clone(), self.files.file_name(k), entries)?
             .write(&self.path, &self.manifest)
     }
 
