@@ -30,10 +30,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         .map_err(Failure::Usage)
     };
     let cache_bytes = match gops_db::store::Store::peek_manifest(&args.db) {
-        Ok(Some(manifest)) => match manifest.objective.parse() {
-            Ok(objective) => Some(cache_for(manifest.n, objective)?),
-            Err(_) => None,
-        },
+        Ok(Some(manifest)) => Some(cache_for(manifest.n, manifest.objective)?),
         _ => None,
     };
     let on_demand = crate::args::OnDemandArgs {

@@ -5,7 +5,9 @@ use std::str::FromStr;
 
 use crate::cards::CardSet;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// As text (command lines, manifests, JSON): `points` or `win`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Objective {
     /// Maximise the expected final score difference.
     Points,

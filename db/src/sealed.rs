@@ -107,7 +107,7 @@ impl SealedLayer {
             header: IndexHeader {
                 format_version: manifest.format_version,
                 n: manifest.n,
-                objective: manifest.objective()?,
+                objective: manifest.objective,
                 k: self.record.k,
             },
             entries: self
@@ -267,7 +267,7 @@ fn decode_index(
 ) -> Result<SealedIndex, String> {
     let index = SealedIndex::decode(bytes).map_err(|e| e.to_string())?;
     let h = &index.header;
-    let objective = manifest.objective().map_err(|e| e.to_string())?;
+    let objective = manifest.objective;
     if (h.format_version, h.n, h.objective, h.k, index.entries.len())
         != (manifest.format_version, manifest.n, objective, k, slices)
     {

@@ -212,7 +212,7 @@ fn an_index_of_another_game_or_layer_is_refused() {
         .unwrap()
         .unwrap();
     let other = Manifest {
-        objective: "win".into(),
+        objective: gops_common::Objective::Win,
         ..manifest(&path)
     };
     let bytes = layer.index(&other).unwrap().encode();

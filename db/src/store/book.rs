@@ -43,7 +43,7 @@ impl Store {
             }
             sealed[usize::from(k)] = Some(layer);
         }
-        let objective = manifest.objective()?;
+        let objective = manifest.objective;
         let on_demand = OnDemand::new(n, objective, manifest.pivot_start(), book.from_layer);
         let mut store = Self::reading_sealed(path, manifest, sealed);
         store.on_demand = Some(on_demand);

@@ -39,7 +39,7 @@ pub(super) const MANIFEST_FILE: &str = "manifest.json";
 pub struct Manifest {
     pub format_version: u32,
     pub n: u8,
-    pub objective: String,
+    pub objective: Objective,
     pub created_by: String,
     /// Set in a book: the layers it keeps and the full db's records of all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,12 +57,6 @@ pub struct BookInfo {
 }
 
 impl Manifest {
-    pub fn objective(&self) -> Result<Objective, StoreError> {
-        self.objective
-            .parse()
-            .map_err(|e: String| StoreError::Corrupt(format!("manifest: {e}")))
-    }
-
     /// How the kernel started its simplex for this db's values, so that resuming,
     /// checking and querying it compute exactly as its solve did.
     pub fn pivot_start(&self) -> PivotStart {
@@ -129,7 +123,7 @@ impl Store {
                 found: manifest.format_version,
             });
         }
-        let objective = manifest.objective()?;
+        let objective = manifest.objective;
         if !(1..=gops_common::MAX_N).contains(&manifest.n) {
             return Err(StoreError::Corrupt(format!("manifest: n = {}", manifest.n)));
         }

@@ -142,7 +142,7 @@ impl Store {
         let want = Manifest {
             format_version: FORMAT_VERSION,
             n,
-            objective: objective.name().to_string(),
+            objective,
             created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
             book: None,
         };
@@ -210,9 +210,9 @@ impl Store {
             return Err(StoreError::Mismatch {
                 path: path.to_path_buf(),
                 n: found.n,
-                objective: found.objective.clone(),
+                objective: found.objective.to_string(),
                 want_n: want.n,
-                want_objective: want.objective.clone(),
+                want_objective: want.objective.to_string(),
             });
         }
         Ok(())
@@ -391,7 +391,7 @@ impl Store {
     }
 
     pub fn objective(&self) -> Objective {
-        self.manifest.objective().expect("checked at open")
+        self.manifest.objective
     }
 
     /// The kernel's arithmetic of this db's values (from its format).

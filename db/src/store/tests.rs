@@ -46,7 +46,7 @@ fn slices_round_trip_and_manifest_is_enforced() {
         .unwrap();
     assert!(err.is_usage(), "{err}");
     let peeked = Store::peek_manifest(&path).unwrap().unwrap();
-    assert_eq!((peeked.n, peeked.objective.as_str()), (5, "points"));
+    assert_eq!((peeked.n, peeked.objective), (5, Objective::Points));
     let store = Store::open_existing(&path).unwrap();
     assert_eq!((store.n(), store.objective()), (5, Objective::Points));
     assert_eq!(
@@ -144,7 +144,7 @@ fn legacy_db(path: &Path) {
     let manifest = Manifest {
         format_version: LEGACY_FORMAT_VERSION,
         n: 5,
-        objective: "points".into(),
+        objective: Objective::Points,
         created_by: "gops 0.1.0".into(),
         book: None,
     };
