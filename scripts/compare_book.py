@@ -9,6 +9,10 @@ demand is solved cold; the report gives the book's wall time per query by cards 
 (p50 and max) against the full db's.
 
     scripts/compare_book.py --book results/books/points-13 --full /data/p13 --states 300
+
+With --python, both dbs are asked in this process through the `gops` Python package
+(`gops.open`): the subtrees a book solves stay in memory from state to state, and the
+report gives the whole run's time.
 """
 
 import argparse
@@ -54,6 +58,27 @@ def random_states(n, below, count, rng):
     return states[:count]
 
 
+def compare_in_process(args, states, below):
+    """Both dbs asked through `gops.open`; 1 if any answer differs."""
+    import gops
+
+    different = 0
+    started = time.monotonic()
+    with gops.open(args.full) as whole, gops.open(args.book) as part:
+        for (a, b, prizes, diff), upcard in states:
+            if part.value(a, b, prizes, diff) != whole.value(a, b, prizes, diff):
+                different += 1
+            ours = part.strategy(a, b, prizes, upcard, diff)
+            theirs = whole.strategy(a, b, prizes, upcard, diff)
+            if (ours.value, ours.gap, list(ours.strategy_a), list(ours.strategy_b)) != (
+                theirs.value, theirs.gap, list(theirs.strategy_a), list(theirs.strategy_b)
+            ):
+                different += 1
+    print(f"{len(states)} states of layers 1..{below - 1} (value and one strategy each, "
+          f"in process): {different} different answers, {time.monotonic() - started:.1f} s")
+    return 1 if different else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", required=True)
@@ -61,11 +86,14 @@ def main():
     parser.add_argument("--states", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--gops", default="gops")
+    parser.add_argument("--python", action="store_true")
     args = parser.parse_args()
     with open(f"{args.book}/manifest.json") as f:
         manifest = json.load(f)
     n, below = manifest["n"], manifest["book"]["from_layer"]
     rng = random.Random(args.seed)
+    if args.python:
+        sys.exit(compare_in_process(args, random_states(n, below, args.states, rng), below))
     times = defaultdict(lambda: ([], []))
     different = 0
     for i, (state, upcard) in enumerate(random_states(n, below, args.states, rng)):
