@@ -129,19 +129,10 @@ pub fn export(
         return Err(ExportError::BadLayers { first, last, n });
     }
     for k in options.layers.clone() {
+        crate::query::check_stored(store, k)?;
         // a book's rows read the layer below each one exported, for their strategies
-        if let Some(book) = store.book().filter(|b| k <= b.from_layer) {
-            let missing = k.min(book.from_layer - 1);
-            if missing >= 1 {
-                return Err(QueryError::NotInBook {
-                    k: missing,
-                    from: book.from_layer,
-                }
-                .into());
-            }
-        }
-        if store.layer(k)?.is_none() {
-            return Err(QueryError::NotSolved { k }.into());
+        if k > 1 && store.book().is_some() {
+            crate::query::check_stored(store, k - 1)?;
         }
     }
     let mut summary = ExportSummary::default();

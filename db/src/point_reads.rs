@@ -123,15 +123,7 @@ impl SliceSource {
         min_bytes: u64,
     ) -> Result<SliceSource, QueryError> {
         if k > 0 {
-            if let Some(book) = store.book().filter(|b| k < b.from_layer) {
-                return Err(QueryError::NotInBook {
-                    k,
-                    from: book.from_layer,
-                });
-            }
-            if store.layer(k)?.is_none() {
-                return Err(QueryError::NotSolved { k });
-            }
+            crate::query::check_stored(store, k)?;
             let place = store.record_place(k, rank)?;
             if let Some(place) = place.filter(|p| u64::from(p.len) > min_bytes) {
                 let table = PartTable::load(store, k, rank, place)?;

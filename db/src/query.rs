@@ -59,6 +59,13 @@ pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryErr
     if k == 0 {
         return Ok(terminal_slice());
     }
+    check_stored(store, k)?;
+    Ok(store.require_slice(k, rank)?.slice)
+}
+
+/// Whether layer `k >= 1` of `store` can be read from its slices: not below a book's
+/// layers (those are solved on demand, state by state), and complete.
+pub fn check_stored(store: &Store, k: u8) -> Result<(), QueryError> {
     if let Some(book) = store.book().filter(|b| k < b.from_layer) {
         return Err(QueryError::NotInBook {
             k,
@@ -68,7 +75,7 @@ pub fn complete_slice(store: &Store, k: u8, rank: u32) -> Result<Slice, QueryErr
     if store.layer(k)?.is_none() {
         return Err(QueryError::NotSolved { k });
     }
-    Ok(store.require_slice(k, rank)?.slice)
+    Ok(())
 }
 
 /// The value for A of a state, before the next prize is turned up.
