@@ -12,8 +12,8 @@
 //!   same subtree at the same time share one solve;
 //! * a subtree estimated over the limit of games, or over the budget of bytes, is refused
 //!   before any work, with the estimate and what to do instead;
-//! * an observer hears each solve start, advance and end (a progress bar, a log line,
-//!   the explorer's progress view).
+//! * an observer hears each solve start, advance and end (the command line's progress
+//!   bar and log lines).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -63,29 +63,12 @@ pub trait SolveObserver: Send + Sync {
     fn finished(&self, root: &SubtreeRoot, outcome: Result<(u64, Duration), &OnDemandError>);
 }
 
-/// A solve under way, as others can see it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SolveUnderWay {
-    pub root: SubtreeRoot,
-    pub estimate: SubtreeEstimate,
-    /// Estimated games done.
-    pub done: u64,
-    pub seconds: f64,
-}
-
-struct Running {
-    shape: Arc<SubtreeShape>,
-    estimate: SubtreeEstimate,
-    done: Arc<AtomicU64>,
-    started: Instant,
-}
-
 /// What the solver keeps: the solved subtrees, most recently used last, and those
 /// being solved.
 #[derive(Default)]
 struct Kept {
     solved: Vec<Arc<SolvedSubtree>>,
-    running: Vec<Running>,
+    running: Vec<Arc<SubtreeShape>>,
     bytes: u64,
 }
 
@@ -178,20 +161,6 @@ impl OnDemand {
         lock(&self.kept).bytes
     }
 
-    /// The solves under way now.
-    pub fn under_way(&self) -> Vec<SolveUnderWay> {
-        lock(&self.kept)
-            .running
-            .iter()
-            .map(|r| SolveUnderWay {
-                root: r.shape.root,
-                estimate: r.estimate,
-                done: r.done.load(Ordering::Relaxed),
-                seconds: r.started.elapsed().as_secs_f64(),
-            })
-            .collect()
-    }
-
     /// Whether the value of a state with `k` cards left is solved on demand.
     pub fn answers_value(&self, k: u8) -> bool {
         k < self.from_layer
@@ -217,11 +186,12 @@ impl OnDemand {
     pub fn value(&self, state: &GameState) -> Result<f64, OnDemandError> {
         let subtree = self.subtree(state)?;
         let value = subtree.value(state).expect("the subtree holds its state");
-        Ok(match *lock(&self.fault) {
-            Fault::FlipRootValues if subtree.shape.root == self.root_of(state) => {
-                f64::from_bits(value.to_bits() ^ 1)
-            }
-            _ => value,
+        let flip = *lock(&self.fault) == Fault::FlipRootValues
+            && subtree.shape.root == self.root_of(state);
+        Ok(if flip {
+            f64::from_bits(value.to_bits() ^ 1)
+        } else {
+            value
         })
     }
 
@@ -230,43 +200,39 @@ impl OnDemand {
     }
 
     /// A solved subtree holding `state`: one kept, the one being solved that holds it
-    /// (waited for), or `state`'s own, solved now.
+    /// (waited for), or `state`'s own, solved now. Its plan is made outside the lock,
+    /// then the lock is taken again to look once more (another thread may have started
+    /// a subtree that holds it meanwhile).
     pub fn subtree(&self, state: &GameState) -> Result<Arc<SolvedSubtree>, OnDemandError> {
+        let mut plan: Option<SubtreePlan> = None;
         let mut kept = lock(&self.kept);
-        loop {
+        let plan = loop {
             if let Some(at) = kept.solved.iter().position(|s| s.holds(state)) {
                 let subtree = kept.solved.remove(at);
                 kept.solved.push(Arc::clone(&subtree));
                 return Ok(subtree);
             }
-            if !kept.running.iter().any(|r| r.shape.holds(state)) {
-                break;
+            if kept.running.iter().any(|shape| shape.holds(state)) {
+                kept = self.ended.wait(kept).unwrap_or_else(|e| e.into_inner());
+                continue;
             }
-            kept = self.ended.wait(kept).unwrap_or_else(|e| e.into_inner());
-        }
+            match plan.take() {
+                Some(plan) => break plan,
+                None => {
+                    drop(kept);
+                    let made = self.plan(state);
+                    self.check_limits(&made)?;
+                    plan = Some(made);
+                    kept = lock(&self.kept);
+                }
+            }
+        };
+        kept.running.push(Arc::clone(&plan.shape));
         drop(kept);
-        let plan = self.plan(state);
-        self.check_limits(&plan)?;
-        let done = Arc::new(AtomicU64::new(0));
-        {
-            let mut kept = lock(&self.kept);
-            // another thread may have started the same subtree meanwhile: share it
-            if kept.running.iter().any(|r| r.shape.holds(state))
-                || kept.solved.iter().any(|s| s.holds(state))
-            {
-                drop(kept);
-                return self.subtree(state);
-            }
-            kept.running.push(Running {
-                shape: Arc::clone(&plan.shape),
-                estimate: plan.estimate,
-                done: Arc::clone(&done),
-                started: Instant::now(),
-            });
-        }
-        let solved = self.solve(&plan, &done);
+        let solved = self.solve(&plan);
         let mut kept = lock(&self.kept);
-        kept.running.retain(|r| !Arc::ptr_eq(&r.shape, &plan.shape));
+        kept.running
+            .retain(|shape| !Arc::ptr_eq(shape, &plan.shape));
         let result = solved.map(|subtree| {
             let subtree = Arc::new(subtree);
             self.keep(&mut kept, Arc::clone(&subtree));
@@ -297,7 +263,7 @@ impl OnDemand {
     }
 
     /// Solves `plan`, telling the observer.
-    fn solve(&self, plan: &SubtreePlan, done: &AtomicU64) -> Result<SolvedSubtree, EngineError> {
+    fn solve(&self, plan: &SubtreePlan) -> Result<SolvedSubtree, EngineError> {
         let observer = lock(&self.observer).clone();
         let root = plan.shape.root;
         if let Some(o) = &observer {
@@ -305,7 +271,6 @@ impl OnDemand {
         }
         let started = Instant::now();
         let solved = plan.solve(&|so_far, all| {
-            done.store(so_far, Ordering::Relaxed);
             if let Some(o) = &observer {
                 o.advanced(&root, so_far, all);
             }
