@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::cache::Weigh;
 use crate::cards::CardSet;
 use crate::engine::{EngineError, LayerEngine, terminal_slice};
 use crate::kernel::PivotStart;
@@ -236,7 +237,7 @@ impl SubtreePlan {
         let bytes = slices
             .iter()
             .flat_map(HashMap::values)
-            .map(|s| 8 * s.values.len() + 8 * s.windows.as_ref().map_or(0, Vec::len) + 64)
+            .map(Weigh::weight)
             .sum::<usize>()
             + shape
                 .layouts

@@ -1,7 +1,7 @@
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::rules::play_round;
+use crate::rules::{play_round, random_game_states};
 use crate::solution::InMemorySolution;
 
 /// A card of `set` drawn at random.
@@ -13,13 +13,7 @@ fn pick(set: CardSet, rng: &mut impl Rng) -> u8 {
 /// A state `rounds` rounds into the `n`-card game, each round's prize and bids drawn at
 /// random: a state the game reaches.
 fn random_state(n: u8, rounds: u8, rng: &mut impl Rng) -> GameState {
-    let mut state = GameState::initial(n);
-    for _ in 0..rounds {
-        let upcard = pick(state.prizes, rng);
-        let (a, b) = (pick(state.a, rng), pick(state.b, rng));
-        state = play_round(&state, upcard, a, b);
-    }
-    state
+    random_game_states(n, 1, rng, |s| s.k() == n - rounds)[0].0
 }
 
 /// States below `state` (itself included): every one when it has at most 3 cards left,
