@@ -143,6 +143,11 @@ pub struct SolveArgs {
     /// to need.
     #[arg(long)]
     pub skip_disk_check: bool,
+    /// A rolling solve: each layer below K loses its data once the layer above it is
+    /// sealed (its record and checksum stay), so the disk holds two adjacent layers and
+    /// those kept; the finished db is a book of layers K to N. A resume remembers it.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub keep_from_layer: Option<u8>,
     /// Memory budget of the process in MiB, split among its caches [default: half the
     /// memory available, at most 3072]; refused when below what the game needs.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
@@ -193,6 +198,11 @@ pub struct CoordinatorArgs {
     /// to need.
     #[arg(long)]
     pub skip_disk_check: bool,
+    /// A rolling solve: each layer below K loses its data once the layer above it is
+    /// sealed (its record and checksum stay), so the disk holds two adjacent layers and
+    /// those kept; the finished db is a book of layers K to N. A resume remembers it.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub keep_from_layer: Option<u8>,
     /// Memory budget of the process in MiB, split among its caches [default: half the
     /// memory available, at most 3072]; refused when below what the game needs.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]

@@ -173,12 +173,22 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         args.objective,
         gops_common::budget::Role::Coordinator,
     )?;
-    crate::disk_check::check(&args.db, n, args.objective, args.skip_disk_check)?;
+    crate::disk_check::check_rolling(n, args.keep_from_layer)?;
+    crate::disk_check::check(
+        &args.db,
+        n,
+        args.objective,
+        args.keep_from_layer,
+        args.skip_disk_check,
+    )?;
     // bind before the store is opened: a busy port must not leave a new db behind
     let listener = std::net::TcpListener::bind(args.listen)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
-    let store = Store::open_or_create(&args.db, n, args.objective)?;
+    let mut store = Store::open_or_create(&args.db, n, args.objective)?;
+    if let Some(keep) = args.keep_from_layer {
+        store.set_keep_from_layer(keep)?;
+    }
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,

@@ -1,6 +1,7 @@
 //! The disk check of `solve` and `coordinator`: the db's estimated final size is logged,
 //! and a start is refused (exit 2, nothing created) when the rest of it cannot fit in the
-//! free space of the db's file system, unless `--skip-disk-check`.
+//! free space of the db's file system, unless `--skip-disk-check`. A rolling solve
+//! (`--keep-from-layer`, or a db that rolls already) is checked against its peak.
 
 use std::path::Path;
 
@@ -10,8 +11,20 @@ use tracing::{info, warn};
 
 use crate::failure::Failure;
 
-pub fn check(db: &Path, n: u8, objective: Objective, skip: bool) -> Result<(), Failure> {
-    let plan = match DiskPlan::of(db, n, objective) {
+pub fn check(
+    db: &Path,
+    n: u8,
+    objective: Objective,
+    keep_from_layer: Option<u8>,
+    skip: bool,
+) -> Result<(), Failure> {
+    let rolling = keep_from_layer.or_else(|| {
+        gops_db::store::Store::peek_manifest(db)
+            .ok()
+            .flatten()
+            .and_then(|m| m.keep_from_layer)
+    });
+    let plan = match DiskPlan::of(db, n, objective, rolling) {
         Ok(plan) => plan,
         Err(e) => {
             warn!(db = %db.display(), error = %e, "cannot tell the free disk space; not checked");
@@ -20,6 +33,7 @@ pub fn check(db: &Path, n: u8, objective: Objective, skip: bool) -> Result<(), F
     };
     info!(
         estimate = %human_bytes(plan.estimate),
+        peak = %human_bytes(plan.peak),
         stored = %human_bytes(plan.stored),
         free = %human_bytes(plan.free),
         "db size"
@@ -32,4 +46,14 @@ pub fn check(db: &Path, n: u8, objective: Objective, skip: bool) -> Result<(), F
         return Ok(());
     }
     Err(Failure::Usage(message))
+}
+
+/// Refuses `--keep-from-layer K` outside the game's layers before anything is opened.
+pub fn check_rolling(n: u8, keep_from_layer: Option<u8>) -> Result<(), Failure> {
+    match keep_from_layer {
+        Some(want) if want > n => {
+            Err(gops_db::store::StoreError::KeepOutOfRange { n, want }.into())
+        }
+        _ => Ok(()),
+    }
 }

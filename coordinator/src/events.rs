@@ -20,6 +20,8 @@ pub enum EventKind {
     LayerComplete,
     /// Every layer is complete.
     RunComplete,
+    /// A rolling solve removed a layer's data (its record kept): nothing reads it again.
+    LayerReleased,
     /// A worker opened a session (hello).
     WorkerJoined,
     /// A worker ended its session (shutting down).

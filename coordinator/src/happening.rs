@@ -21,6 +21,11 @@ pub(crate) enum Happening<'a> {
     LayerComplete {
         record: &'a LayerRecord,
     },
+    /// A rolling solve removed the data of a layer below the one completed.
+    LayerReleased {
+        layer: u8,
+        keep_from: u8,
+    },
     WorkerJoined {
         worker: WorkerId,
         name: &'a str,
@@ -93,6 +98,7 @@ impl Happening<'_> {
         match self {
             Happening::RunComplete { .. } => EventKind::RunComplete,
             Happening::LayerComplete { .. } => EventKind::LayerComplete,
+            Happening::LayerReleased { .. } => EventKind::LayerReleased,
             Happening::WorkerJoined { .. } => EventKind::WorkerJoined,
             Happening::WorkerLeft { .. } => EventKind::WorkerLeft,
             Happening::CallRefused { .. } => EventKind::CallRefused,
@@ -122,6 +128,9 @@ impl Happening<'_> {
                 record.slices,
                 plural(record.slices as u64, "slice", "slices"),
                 record.checksum
+            ),
+            Happening::LayerReleased { layer, keep_from } => format!(
+                "layer {layer}'s data removed (a rolling solve keeps layers from {keep_from}); its record and checksum kept"
             ),
             Happening::WorkerJoined { who, threads, .. } => format!(
                 "{who} joined with {threads} {}",
@@ -177,6 +186,13 @@ impl Happening<'_> {
             Happening::RunComplete { .. } => info!("run complete"),
             Happening::LayerComplete { record } => {
                 info!(layer = record.k, checksum = %record.checksum, max_gap = record.max_gap, "layer complete");
+            }
+            Happening::LayerReleased { layer, keep_from } => {
+                info!(
+                    layer = *layer,
+                    keep_from = *keep_from,
+                    "layer data removed: a rolling solve"
+                );
             }
             Happening::WorkerJoined {
                 worker,
@@ -281,6 +297,14 @@ mod tests {
                 Happening::LayerComplete { record: &record },
                 EventKind::LayerComplete,
                 "layer 3 complete: 1 slice, checksum ab12",
+            ),
+            (
+                Happening::LayerReleased {
+                    layer: 2,
+                    keep_from: 5,
+                },
+                EventKind::LayerReleased,
+                "layer 2's data removed (a rolling solve keeps layers from 5); its record and checksum kept",
             ),
             (
                 Happening::WorkerJoined {

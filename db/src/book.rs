@@ -157,6 +157,7 @@ fn copy_layers(
             from_layer,
             layers: layers.to_vec(),
         }),
+        keep_from_layer: None,
         ..full.manifest().clone()
     };
     Store::write_manifest_file(dir, &manifest)?;

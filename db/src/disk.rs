@@ -36,22 +36,42 @@ pub const DISK_MARGIN: f64 = 0.02;
 
 /// The db's estimated size once every layer is solved.
 pub fn estimated_db_bytes(n: u8, objective: Objective) -> u64 {
-    let layers = (1..=n).map(|k| LayerSize::of(n, k, objective));
-    let bytes: f64 = match objective {
-        Objective::Points => layers
-            .map(|l| l.dense_values as f64 * BYTES_PER_DENSE_VALUE)
-            .sum(),
+    (1..=n)
+        .map(|k| estimated_layer_bytes(n, k, objective))
+        .sum::<u64>()
+        + (1 << 20)
+}
+
+/// The estimated bytes of layer `k`'s data (see the module's text).
+pub fn estimated_layer_bytes(n: u8, k: u8, objective: Objective) -> u64 {
+    let layer = LayerSize::of(n, k, objective);
+    let bytes = match objective {
+        Objective::Points => layer.dense_values as f64 * BYTES_PER_DENSE_VALUE,
         // values inside the windows, a window (4 bytes) per canonical pattern (half the
         // states), a record header and an index entry per slice
-        Objective::Win => layers
-            .map(|l| {
-                8.0 * win_stored_share(n) * l.dense_values as f64
-                    + 2.0 * l.states as f64
-                    + 66.0 * l.slices as f64
-            })
-            .sum(),
+        Objective::Win => {
+            8.0 * win_stored_share(n) * layer.dense_values as f64
+                + 2.0 * layer.states as f64
+                + 66.0 * layer.slices as f64
+        }
     };
-    bytes as u64 + (1 << 20)
+    bytes as u64
+}
+
+/// The most a rolling solve that keeps layers `keep..=n` holds at once: while layer s
+/// is solved, the kept layers below s, layer s - 1 (until s is sealed) and layer s.
+pub fn estimated_rolling_peak(n: u8, objective: Objective, keep: u8) -> u64 {
+    let layer = |k| estimated_layer_bytes(n, k, objective);
+    let held = |s: u8| {
+        let kept: u64 = (keep..s).map(layer).sum();
+        let below = if s > 1 && s - 1 < keep {
+            layer(s - 1)
+        } else {
+            0
+        };
+        kept + below + layer(s)
+    };
+    (1..=n).map(held).max().unwrap_or(0) + (1 << 20)
 }
 
 /// Bytes in the files under `dir` (0 if it does not exist).
@@ -86,6 +106,9 @@ pub fn free_bytes(path: &Path) -> io::Result<u64> {
 pub struct DiskPlan {
     /// The db's estimated final size.
     pub estimate: u64,
+    /// The most it holds at once: its final size, or for a rolling solve
+    /// ([`estimated_rolling_peak`]) two adjacent layers and those kept.
+    pub peak: u64,
     /// What it holds now (a resumed solve).
     pub stored: u64,
     /// Free space on its file system.
@@ -93,18 +116,38 @@ pub struct DiskPlan {
 }
 
 impl DiskPlan {
-    /// The plan for solving the `n`-card `objective` game into `db`.
-    pub fn of(db: &Path, n: u8, objective: Objective) -> io::Result<DiskPlan> {
+    /// The plan for solving the `n`-card `objective` game into `db`, keeping every
+    /// layer, or with `keep_from` those from it (a rolling solve).
+    pub fn of(
+        db: &Path,
+        n: u8,
+        objective: Objective,
+        keep_from: Option<u8>,
+    ) -> io::Result<DiskPlan> {
+        let (estimate, peak) = match keep_from {
+            None => {
+                let all = estimated_db_bytes(n, objective);
+                (all, all)
+            }
+            Some(keep) => (
+                (keep..=n)
+                    .map(|k| estimated_layer_bytes(n, k, objective))
+                    .sum::<u64>()
+                    + (1 << 20),
+                estimated_rolling_peak(n, objective, keep),
+            ),
+        };
         Ok(DiskPlan {
-            estimate: estimated_db_bytes(n, objective),
+            estimate,
+            peak,
             stored: db_bytes(db),
             free: free_bytes(db)?,
         })
     }
 
-    /// Bytes still to be written.
+    /// Bytes still to be written before the peak (taken as still ahead).
     pub fn to_write(&self) -> u64 {
-        self.estimate.saturating_sub(self.stored)
+        self.peak.saturating_sub(self.stored)
     }
 
     /// Free space needed: what is still to be written and [`DISK_MARGIN`] of it.
@@ -129,10 +172,15 @@ impl DiskPlan {
     ) -> Option<String> {
         (!self.fits()).then(|| {
             format!(
-                "the {n}-card {objective} db needs about {} more on disk ({} still to write and a 2 % margin; {} in all), but only {} is free where {} goes; free some space, choose another {db_name}, or pass {skip_name}",
+                "the {n}-card {objective} db needs about {} more on disk ({} still to write and a 2 % margin; {} in all{}), but only {} is free where {} goes; free some space, choose another {db_name}, or pass {skip_name}",
                 human_bytes(self.needed()),
                 human_bytes(self.to_write()),
-                human_bytes(self.estimate),
+                human_bytes(self.peak),
+                if self.peak == self.estimate {
+                    ""
+                } else {
+                    " at its peak, two adjacent layers and those kept"
+                },
                 human_bytes(self.free),
                 db.display()
             )
@@ -180,6 +228,7 @@ mod tests {
         // the standard game to win fits where 75 GB are free
         let plan = DiskPlan {
             estimate: estimated_db_bytes(13, Objective::Win),
+            peak: estimated_db_bytes(13, Objective::Win),
             stored: 0,
             free: 75_000_000_000,
         };
@@ -190,6 +239,7 @@ mod tests {
     fn a_plan_fits_when_the_rest_fits() {
         let plan = DiskPlan {
             estimate: 100,
+            peak: 100,
             stored: 40,
             free: 60,
         };
@@ -203,6 +253,29 @@ mod tests {
             .to_write(),
             0
         );
+    }
+
+    #[test]
+    fn a_rolling_solve_holds_two_layers_and_those_kept() {
+        let layer = |k| estimated_layer_bytes(13, k, Objective::Win);
+        let whole = estimated_db_bytes(13, Objective::Win);
+        let peak = estimated_rolling_peak(13, Objective::Win, 11);
+        // the widest pair of adjacent layers (7 and 8: three quarters of the whole here)
+        let widest = (1..13).map(|k| layer(k) + layer(k + 1)).max().unwrap();
+        assert_eq!(peak, widest + (1 << 20));
+        assert_eq!(widest, layer(7) + layer(8));
+        assert!(peak < whole, "{peak} of {whole}");
+        // keeping every layer is a full solve; keeping only the last, the widest pair
+        assert_eq!(estimated_rolling_peak(13, Objective::Win, 1), whole);
+        assert_eq!(estimated_rolling_peak(13, Objective::Win, 13), peak);
+        let dir = tempfile::tempdir().unwrap();
+        let plan = DiskPlan::of(dir.path(), 13, Objective::Win, Some(11)).unwrap();
+        assert_eq!(plan.peak, peak);
+        assert_eq!(plan.estimate, layer(11) + layer(12) + layer(13) + (1 << 20));
+        let message = DiskPlan { free: 0, ..plan }
+            .refusal(dir.path(), 13, Objective::Win, ["--db", "--skip"])
+            .unwrap();
+        assert!(message.contains("at its peak"), "{message}");
     }
 
     #[test]

@@ -153,6 +153,19 @@ impl SliceFiles {
         Ok(bytes)
     }
 
+    /// Deletes layer `k`'s data file if it is there (what it held is no longer indexed);
+    /// a read in flight finishes on the file it opened.
+    pub fn remove(&self, k: u8) -> io::Result<()> {
+        self.open
+            .lock()
+            .expect("data file table poisoned")
+            .remove(&k);
+        match std::fs::remove_file(self.path(k)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// Deletes every data file of this kind (what they held is no longer indexed).
     pub fn remove_all(&self) -> io::Result<()> {
         let mut open = self.open.lock().expect("data file table poisoned");

@@ -27,7 +27,10 @@ pub fn store_error(e: StoreError) -> PyErr {
     let message = e.to_string();
     match e {
         StoreError::Missing(_) => PyFileNotFoundError::new_err(message),
-        StoreError::Mismatch { .. } | StoreError::IsBook(_) => PyValueError::new_err(message),
+        StoreError::Mismatch { .. }
+        | StoreError::IsBook(_)
+        | StoreError::KeepMismatch { .. }
+        | StoreError::KeepOutOfRange { .. } => PyValueError::new_err(message),
         StoreError::Io(_) | StoreError::DiskFull(_) => PyOSError::new_err(message),
         StoreError::NotADatabase(_)
         | StoreError::Locked(_)

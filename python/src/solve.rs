@@ -81,7 +81,8 @@ impl RunObserver for Counts {
 /// returns it opened. `progress(done, total, layer)` is called now and then from the
 /// calling thread, in planned matrix games.
 #[pyfunction]
-#[pyo3(signature = (n, objective = "points", db = PathBuf::from("gops-db"), threads = None, memory_mb = None, progress = None, skip_disk_check = false))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, each with its default
+#[pyo3(signature = (n, objective = "points", db = PathBuf::from("gops-db"), threads = None, memory_mb = None, progress = None, skip_disk_check = false, keep_from_layer = None))]
 pub fn solve(
     n: i64,
     objective: &str,
@@ -90,6 +91,7 @@ pub fn solve(
     memory_mb: Option<u64>,
     progress: Option<Bound<'_, PyAny>>,
     skip_disk_check: bool,
+    keep_from_layer: Option<u8>,
 ) -> PyResult<Db> {
     // called from Python, so attached already: this only hands over the token
     Python::attach(|py| {
@@ -109,14 +111,33 @@ pub fn solve(
             available_memory(),
         )
         .map_err(value_error)?;
-        if let Ok(plan) = DiskPlan::of(&db, n, objective)
+        if let Some(want) = keep_from_layer
+            && !(1..=n).contains(&want)
+        {
+            return Err(value_error(format!(
+                "keep_from_layer={want} is not a layer of the {n}-card game (1 to {n})"
+            )));
+        }
+        let rolling = keep_from_layer.or_else(|| {
+            Store::peek_manifest(&db)
+                .ok()
+                .flatten()
+                .and_then(|m| m.keep_from_layer)
+        });
+        if let Ok(plan) = DiskPlan::of(&db, n, objective, rolling)
             && let Some(message) = plan.refusal(&db, n, objective, ["db", "skip_disk_check=True"])
             && !skip_disk_check
         {
             return Err(PyOSError::new_err(message));
         }
         let store = py
-            .detach(|| Store::open_or_create(&db, n, objective))
+            .detach(|| {
+                let mut store = Store::open_or_create(&db, n, objective)?;
+                if let Some(keep) = keep_from_layer {
+                    store.set_keep_from_layer(keep)?;
+                }
+                Ok(store)
+            })
             .map_err(store_error)?;
         let counts = Arc::new(Counts::default());
         let stop = Arc::new(StopSignal::default());
@@ -176,7 +197,13 @@ pub fn solve(
         match outcome {
             SolveOutcome::Complete(_) => {
                 report(true)?;
-                Ok(Db::from_store(store))
+                if store.keep_from_layer().is_none() {
+                    return Ok(Db::from_store(store));
+                }
+                // a rolling solve's db is a book now: read as one, layers below solved on
+                // demand
+                drop(store);
+                crate::db::open(py, db)
             }
             SolveOutcome::Interrupted {
                 layer,

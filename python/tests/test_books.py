@@ -4,6 +4,8 @@ db's, bit for bit."""
 
 import random
 
+import pytest
+
 import gops
 from conftest import gops_cli
 
@@ -39,3 +41,18 @@ def test_a_book_answers_from_python_as_the_full_db(solved, tmp_path):
                 assert (ours.value, ours.gap) == (theirs.value, theirs.gap)
                 assert list(ours.strategy_a) == list(theirs.strategy_a)
                 assert list(ours.strategy_b) == list(theirs.strategy_b)
+
+
+def test_a_rolling_solve_returns_its_book(solved, tmp_path):
+    full = solved(8, "win")
+    rolling = gops.solve(8, "win", db=tmp_path / "rolling", progress=False, keep_from_layer=6)
+    assert [l.checksum for l in rolling.layers] == [l.checksum for l in gops.open(full).layers]
+    assert not (tmp_path / "rolling" / "slices-04.dat").exists()
+    assert (tmp_path / "rolling" / "slices-06.dat").exists()
+    rng = random.Random(3)
+    with gops.open(full) as whole:
+        for a, b, prizes, diff, upcard in random_states(8, 6, 30, rng):
+            assert rolling.value(a, b, prizes, diff) == whole.value(a, b, prizes, diff)
+    with pytest.raises(ValueError, match="not a layer"):
+        gops.solve(8, "win", db=tmp_path / "other", progress=False, keep_from_layer=9)
+    assert not (tmp_path / "other").exists()

@@ -18,6 +18,7 @@ mod pipes;
 mod policies;
 mod reference;
 mod resume;
+mod rolling;
 mod sealed;
 mod serve;
 mod signals;

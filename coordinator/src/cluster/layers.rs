@@ -50,6 +50,15 @@ impl Coordinator {
             .events
             .note(Happening::LayerComplete { record: &record });
         self.observer.layer_done(&record);
+        if let Some(keep_from) = self.store.keep_from_layer()
+            && record.k > 1
+            && self.store.is_released(record.k - 1)?
+        {
+            inner.events.note(Happening::LayerReleased {
+                layer: record.k - 1,
+                keep_from,
+            });
+        }
         inner.next_lease = inner.next_lease.max(open.ledger().next_lease_id());
         inner.open = None;
         self.open_next_layer(inner, record.k + 1)

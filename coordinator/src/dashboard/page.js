@@ -190,7 +190,7 @@
   }
 
   const KINDS = {
-    layer_complete: "layer complete", run_complete: "run complete",
+    layer_complete: "layer complete", run_complete: "run complete", layer_released: "data removed",
     worker_joined: "worker joined", worker_left: "worker left", lease_expired: "lease expired",
     submission_rejected: "rejected", call_refused: "call refused",
     disagreement: "disagreement", slice_repaired: "repaired", store_failed: "store failed",

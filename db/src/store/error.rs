@@ -53,6 +53,19 @@ pub enum StoreError {
         "{0} is a book (the top layers of a solved game, read only): nothing is solved into it; solve into another --db"
     )]
     IsBook(PathBuf),
+    /// A rolling solve asked to keep layers other than those its db keeps.
+    #[error(
+        "database {path} is a rolling solve that keeps layers {found} to {n}; resume it with --keep-from-layer {found} or without the flag (its lower layers' data is gone, so it cannot keep from layer {want})"
+    )]
+    KeepMismatch {
+        path: PathBuf,
+        n: u8,
+        found: u8,
+        want: u8,
+    },
+    /// `--keep-from-layer` outside 1..=n.
+    #[error("--keep-from-layer {want} is not a layer of the {n}-card game (1 to {n})")]
+    KeepOutOfRange { n: u8, want: u8 },
     #[error("storage error: {0}")]
     Io(String),
     #[error(
@@ -71,6 +84,8 @@ impl StoreError {
                 | StoreError::NotADatabase(_)
                 | StoreError::Mismatch { .. }
                 | StoreError::IsBook(_)
+                | StoreError::KeepMismatch { .. }
+                | StoreError::KeepOutOfRange { .. }
         )
     }
 }

@@ -161,7 +161,9 @@ impl Store {
         self.seal_layer(record)?;
         let bytes = serde_json::to_vec(record).expect("layer record serialises");
         self.live()?.layers.insert([record.k], bytes).map_err(io)?;
-        self.flush()
+        self.flush()?;
+        // a rolling solve: the layer below no longer needed, and the last one makes a book
+        self.roll()
     }
 
     /// Records a layer complete without sealing it: for simulations (the scale bench)
@@ -198,6 +200,9 @@ impl Store {
             let Some(record) = self.layer(k)? else {
                 continue;
             };
+            if self.is_released(k)? {
+                continue;
+            }
             let intact = matches!(
                 SealedLayer::load(&self.path, &self.manifest, k),
                 Ok(Some(layer)) if layer.record == record
@@ -218,7 +223,10 @@ impl Store {
         }
         let mut unsealed = Vec::new();
         for k in 1..=self.n() {
-            if self.layer(k)?.is_some() && !self.path.join(record_file_name(k)).exists() {
+            if self.layer(k)?.is_some()
+                && !self.path.join(record_file_name(k)).exists()
+                && !self.is_released(k)?
+            {
                 unsealed.push(k);
             }
         }

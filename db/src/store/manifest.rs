@@ -44,6 +44,11 @@ pub struct Manifest {
     /// Set in a book: the layers it keeps and the full db's records of all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub book: Option<BookInfo>,
+    /// Set in a rolling solve ([`Store::set_keep_from_layer`]): the layers below this
+    /// one lose their data once the layer above them is sealed, and the finished db is
+    /// a book of the layers from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_from_layer: Option<u8>,
 }
 
 /// What a book's manifest adds ([`crate::book`]): the lowest layer it keeps (the

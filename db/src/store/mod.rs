@@ -44,6 +44,7 @@ mod live;
 mod manifest;
 mod parts;
 mod records;
+mod rolling;
 
 pub use error::StoreError;
 pub(crate) use error::file_io;
@@ -145,10 +146,12 @@ impl Store {
             objective,
             created_by: format!("gops {}", env!("CARGO_PKG_VERSION")),
             book: None,
+            keep_from_layer: None,
         };
         if path.exists() {
             if let Some(found) = Self::peek_manifest(path)? {
-                if found.book.is_some() {
+                // a finished rolling solve is a book, and still its solve's db
+                if found.book.is_some() && found.keep_from_layer.is_none() {
                     return Err(StoreError::IsBook(path.to_path_buf()));
                 }
                 Self::check_same_game(path, &found, &want)?;
@@ -180,8 +183,10 @@ impl Store {
         };
         let store = Self::finish_open(path, db, manifest)?;
         // a db of an earlier build (or one whose sealing a crash cut short): its complete
-        // layers sealed now, so that readers need no lock
+        // layers sealed now, so that readers need no lock; a rolling solve's releases
+        // that a crash cut short done now
         store.seal_complete_layers()?;
+        store.roll()?;
         Ok(store)
     }
 

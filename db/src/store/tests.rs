@@ -147,6 +147,7 @@ fn legacy_db(path: &Path) {
         objective: Objective::Points,
         created_by: "gops 0.1.0".into(),
         book: None,
+        keep_from_layer: None,
     };
     let meta = db.open_tree("meta").unwrap();
     meta.insert(MANIFEST_KEY, serde_json::to_vec(&manifest).unwrap())

@@ -67,6 +67,7 @@ def solve(
     memory_mb: Optional[int] = None,
     progress: Progress = True,
     skip_disk_check: bool = False,
+    keep_from_layer: Optional[int] = None,
 ) -> Db:
     """Solves the ``n``-card game (``objective`` ``"points"`` or ``"win"``) into the db
     at ``db`` and returns it opened.
@@ -78,7 +79,9 @@ def solve(
     or Jupyter; nothing if tqdm is not installed), ``False`` for none, or a callable
     ``progress(done, total, layer)`` counting matrix games. Ctrl-C stores the shard in
     hand and raises ``KeyboardInterrupt``; call ``solve`` again to resume. The GIL is
-    released while it runs.
+    released while it runs. ``keep_from_layer=K`` makes it a rolling solve (as
+    ``gops solve --keep-from-layer K``): the data of the layers below K is removed as
+    the solve goes, and the db returned is a book of layers K to N.
     """
     def draw(bar, done: int, total: int, layer: int) -> None:
         if bar.total != total:
@@ -96,6 +99,7 @@ def solve(
             memory_mb,
             callback,
             skip_disk_check,
+            keep_from_layer,
         )
     finally:
         if bar is not None:

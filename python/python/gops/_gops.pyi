@@ -69,6 +69,7 @@ def solve(
     memory_mb: Optional[int] = None,
     progress: Optional[Callable[[int, int, int], Any]] = None,
     skip_disk_check: bool = False,
+    keep_from_layer: Optional[int] = None,
 ) -> Db: ...
 def exploitability(
     db: Db,
