@@ -414,6 +414,6 @@ mod tests {
             log.note(happening);
         }
         // one entry each (the two WorkerJoined differ in their message)
-        assert_eq!(log.recorded(), 14);
+        assert_eq!(log.recorded(), 15);
     }
 }

@@ -146,6 +146,11 @@ impl OnDemand {
         *lock(&self.observer) = Some(observer);
     }
 
+    /// The observer set, if any (to wrap it in another).
+    pub fn observer(&self) -> Option<Arc<dyn SolveObserver>> {
+        lock(&self.observer).clone()
+    }
+
     #[doc(hidden)]
     pub fn set_fault(&self, fault: Fault) {
         *lock(&self.fault) = fault;

@@ -122,8 +122,12 @@ impl SealedLayer {
         })
     }
 
-    /// Writes the layer's two files into `dir`, each synced before it is renamed into
-    /// place, the index first, then the directory synced: once this returns, the layer
+    /// Writes the layer's two files into `dir`, committed through one file, the record:
+    /// the new index goes beside the old one ([`pending_index_file_name`]), then the
+    /// record that names the new index's digest replaces the old record, then the new
+    /// index replaces the old, each synced. A reader at any moment finds the index its
+    /// record names (the pending one between the last two steps), so a re-seal cut short
+    /// leaves the old layer or the new, never a mismatch. Once this returns, the layer
     /// reads as sealed after any crash.
     pub fn write(&self, dir: &Path, manifest: &Manifest) -> Result<(), StoreError> {
         let k = self.record.k;
@@ -145,8 +149,11 @@ impl SealedLayer {
             },
         };
         let json = serde_json::to_vec_pretty(&seal).expect("a seal record serialises");
-        replace_synced(dir, &index_file_name(k), &index)?;
+        let pending = pending_index_file_name(k);
+        replace_synced(dir, &pending, &index)?;
         replace_synced(dir, &record_file_name(k), &json)?;
+        std::fs::rename(dir.join(&pending), dir.join(index_file_name(k)))
+            .map_err(|e| crate::store::file_io(e, &dir.join(index_file_name(k))))?;
         std::fs::File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))
@@ -182,10 +189,21 @@ impl SealedLayer {
             ));
         }
         let index_path = dir.join(&seal.index.file);
-        let bytes = std::fs::read(&index_path).map_err(|e| damaged(&index_path, e.to_string()))?;
-        if bytes.len() as u64 != seal.index.bytes
-            || seal.index.blake3.as_deref() != Some(digest_hex(&digest_bytes(&bytes)).as_str())
-        {
+        let named = |bytes: &[u8]| {
+            bytes.len() as u64 == seal.index.bytes
+                && seal.index.blake3.as_deref() == Some(digest_hex(&digest_bytes(bytes)).as_str())
+        };
+        let mut bytes =
+            std::fs::read(&index_path).map_err(|e| damaged(&index_path, e.to_string()))?;
+        if !named(&bytes) {
+            // a re-seal cut short after its record: the index it names is still pending
+            if let Ok(pending) = std::fs::read(dir.join(pending_index_file_name(k)))
+                && named(&pending)
+            {
+                bytes = pending;
+            }
+        }
+        if !named(&bytes) {
             return Err(damaged(
                 &index_path,
                 format!(
@@ -283,6 +301,12 @@ fn decode_index(
         ));
     }
     Ok(index)
+}
+
+/// Where a re-seal puts layer `k`'s new index until its record names it
+/// ([`SealedLayer::write`]).
+pub fn pending_index_file_name(k: u8) -> String {
+    format!("{}.next", index_file_name(k))
 }
 
 /// Writes `bytes` to `dir/name` through a synced temporary file renamed over it.

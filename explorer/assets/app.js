@@ -88,12 +88,74 @@ async function api(path, params, method) {
   }
   if (TOKEN !== null) parts.push('token=' + encodeURIComponent(TOKEN));
   const url = path + (parts.length ? '?' + parts.join('&') : '');
-  const response = await fetch(url, { method: method || 'GET', cache: 'no-store' });
+  // an answer that takes over a second is a solve on demand (a book): show its progress
+  const watch = path === '/api/solving' ? null : setTimeout(watchSolving, SOLVING_AFTER_MS);
+  let response;
+  try {
+    response = await fetch(url, { method: method || 'GET', cache: 'no-store' });
+  } finally {
+    if (watch !== null) {
+      clearTimeout(watch);
+      stopWatchingSolving();
+    }
+  }
   if (!response.ok) {
     const reason = (await response.text()).trim();
     throw new ApiError(reason || response.status + ' ' + response.statusText);
   }
   return response.json();
+}
+
+const SOLVING_AFTER_MS = 1000;
+const SOLVING_EVERY_MS = 500;
+/** How many waiting requests watch the solves under way; whether the poll runs, and its timer. */
+let solvingWatchers = 0;
+let solvingPolling = false;
+let solvingTimer = null;
+/** Counts the polls started, so that one left over from an earlier wait stops. */
+let solvingRound = 0;
+
+/** Shows the solves on demand under way until the last waiting request is answered. */
+function watchSolving() {
+  solvingWatchers += 1;
+  if (!solvingPolling) {
+    solvingPolling = true;
+    solvingRound += 1;
+    pollSolving(solvingRound);
+  }
+}
+
+function stopWatchingSolving() {
+  if (solvingWatchers === 0) return;
+  solvingWatchers -= 1;
+  if (solvingWatchers === 0) {
+    clearTimeout(solvingTimer);
+    solvingPolling = false;
+    $('#solving').hidden = true;
+  }
+}
+
+async function pollSolving(round) {
+  let solving = [];
+  try {
+    solving = (await api('/api/solving')).solving;
+  } catch (e) {
+    // the view is a courtesy: the request it watches reports its own errors
+  }
+  if (solvingWatchers === 0 || round !== solvingRound) return;
+  const node = $('#solving');
+  if (solving.length === 0) {
+    node.hidden = true;
+  } else {
+    const s = solving[solving.length - 1];
+    const share = s.total > 0 ? Math.min(1, s.done / s.total) : 0;
+    $('#solving-text').textContent = 'solving on demand: the subtree with ' + s.cards_left +
+      ' cards left (prizes ' + s.prizes.join(', ') + '), ' + Math.round(100 * share) + ' %, ' +
+      s.seconds.toFixed(0) + ' s' + (solving.length > 1 ? ' (' + solving.length + ' solves)' : '');
+    $('#solving-bar').value = share;
+    node.hidden = false;
+  }
+  solvingTimer = setTimeout(() => pollSolving(round), SOLVING_EVERY_MS);
 }
 
 function stateParams(state) {

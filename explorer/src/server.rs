@@ -59,8 +59,8 @@ pub async fn serve(
 }
 
 /// The routes: `GET /` (the page), `GET /api/game`, `/api/value`, `/api/strategy`,
-/// `/api/step`, and `POST /api/play/new`, `/api/play/bid`; any other path is 404, another
-/// method 405. With tokens, every route first checks the request's.
+/// `/api/step`, `/api/solving`, and `POST /api/play/new`, `/api/play/bid`; any other path
+/// is 404, another method 405. With tokens, every route first checks the request's.
 pub fn router(explorer: Arc<Explorer>, access: Access) -> Router {
     Router::new()
         .route("/", get(page_route))
@@ -68,6 +68,7 @@ pub fn router(explorer: Arc<Explorer>, access: Access) -> Router {
         .route("/api/value", get(value_route))
         .route("/api/strategy", get(strategy_route))
         .route("/api/step", get(step_route))
+        .route("/api/solving", get(solving_route))
         .route("/api/play/new", post(play_new_route))
         .route("/api/play/bid", post(play_bid_route))
         .fallback(not_found)
@@ -139,6 +140,13 @@ async fn strategy_route(
         Explorer::strategy,
     )
     .await
+}
+
+async fn solving_route(
+    State(explorer): State<Arc<Explorer>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    answer(explorer, query, &[], |explorer, _| explorer.solving()).await
 }
 
 async fn step_route(State(explorer): State<Arc<Explorer>>, RawQuery(query): RawQuery) -> Response {

@@ -147,3 +147,79 @@ fn a_whole_game_is_played_against_a_book_and_bad_requests_change_nothing() {
     );
     assert_eq!(snapshot(&book), before, "the book is never written");
 }
+
+#[test]
+fn the_explorer_lists_the_solves_under_way_and_none_once_answered() {
+    let (dir, full) = temp_db();
+    solve(&full, 9, &["--objective", "win"]);
+    let book = dir.path().join("book");
+    make_book(&full, 8, &book);
+    let served = crate::serve::Served::start(&book, &[]);
+    assert_eq!(
+        served.json("/api/solving"),
+        serde_json::json!({ "solving": [] })
+    );
+    // the subtree of a state with 7 cards left, asked while the list is polled
+    let (state, upcard) = states_below(9, 8, 1).remove(0);
+    let join = |cards: Vec<u8>| {
+        cards
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let path = format!(
+        "/api/strategy?a={}&b={}&prizes={}&diff={}&upcard={upcard}",
+        join(state.a.to_vec()),
+        join(state.b.to_vec()),
+        join(state.prizes.to_vec()),
+        state.diff
+    );
+    let address = served.address.clone();
+    let asked = std::thread::spawn(move || crate::serve::http(&address, "GET", &path, None));
+    while !asked.is_finished() {
+        // whatever the poll catches is a solve of that state's subtree
+        for solve in served.json("/api/solving")["solving"].as_array().unwrap() {
+            assert_eq!(solve["cards_left"], state.k());
+            assert_eq!(solve["prizes"], serde_json::json!(state.prizes.to_vec()));
+            assert!(solve["done"].as_u64().unwrap() <= solve["total"].as_u64().unwrap());
+        }
+    }
+    let (status, body) = asked.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        served.json("/api/solving"),
+        serde_json::json!({ "solving": [] })
+    );
+}
+
+/// The shipped 13-card win book, from the repository as a clone has it: a whole game
+/// against the equilibrium, the rounds below its layers solved on demand (the subtree of
+/// the state with 10 cards left once, about a minute on 2 cores, then the rest from it).
+#[test]
+fn the_shipped_13_card_win_book_plays_a_whole_game() {
+    let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/books/win-13");
+    let before = snapshot(&book);
+    let bids: String = (1..=13).map(|c| format!("{c}\n")).collect();
+    let child = spawn_with_input(
+        &["play", "--db", book.to_str().unwrap(), "--seed", "13"],
+        &bids,
+    );
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("final") || text.contains("Final"), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("solved a subtree on demand"),
+        "the rounds below layer 11 come from solves on demand"
+    );
+    assert_eq!(
+        snapshot(&book),
+        before,
+        "a reader never changes what it reads"
+    );
+}

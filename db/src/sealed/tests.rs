@@ -251,3 +251,46 @@ fn a_layer_is_sealed_only_with_one_entry_per_slice_its_record_counts() {
     let err = SealedLayer::new(layer.record.clone(), layer.data_file.clone(), entries).unwrap_err();
     assert!(err.to_string().contains("its record counts"), "{err}");
 }
+
+#[test]
+fn a_re_seal_cut_short_reads_as_the_old_layer_or_the_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let writer = writer_with_layers(&path, 5, Objective::Win, 3);
+    let load = || SealedLayer::load(&path, &manifest(&path), 2);
+    let old_layer = load().unwrap().unwrap();
+    let read = |name: String| std::fs::read(path.join(name)).unwrap();
+    let (old_index, old_record) = (read(index_file_name(2)), read(record_file_name(2)));
+    // a slice of layer 2 stored again (as a repair stores it): re-sealed, pointing to its
+    // new place
+    let bytes = writer.require_slice_bytes(2, 1).unwrap();
+    writer.put_repaired(2, 1, &bytes).unwrap();
+    let new_layer = load().unwrap().unwrap();
+    assert_ne!(new_layer, old_layer);
+    assert!(!path.join(pending_index_file_name(2)).exists());
+    let (new_index, new_record) = (read(index_file_name(2)), read(record_file_name(2)));
+    let put = |index: &[u8], record: &[u8], pending: Option<&[u8]>| {
+        std::fs::write(path.join(index_file_name(2)), index).unwrap();
+        std::fs::write(path.join(record_file_name(2)), record).unwrap();
+        match pending {
+            Some(p) => std::fs::write(path.join(pending_index_file_name(2)), p).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(path.join(pending_index_file_name(2)));
+            }
+        }
+    };
+    // cut short before the record: the old layer
+    put(&old_index, &old_record, Some(&new_index));
+    assert_eq!(load().unwrap().unwrap(), old_layer);
+    // cut short after it: the new layer, through the index still pending
+    put(&old_index, &new_record, Some(&new_index));
+    assert_eq!(load().unwrap().unwrap(), new_layer);
+    // the writer's next start finishes it
+    drop(writer);
+    drop(Store::open_or_create(&path, 5, Objective::Win).unwrap());
+    assert!(!path.join(pending_index_file_name(2)).exists());
+    assert_eq!(load().unwrap().unwrap(), new_layer);
+    // a record naming an index that is nowhere is damage
+    put(&old_index, &new_record, None);
+    assert!(matches!(load(), Err(StoreError::DamagedLayer { k: 2, .. })));
+}

@@ -12,7 +12,7 @@ use super::error::io;
 use super::file_io;
 use super::records::read_indexed;
 use super::{LEGACY_UNCONFIRMED_TREE, LayerRecord, Store, StoreError, slice_key};
-use crate::sealed::{SealedEntry, SealedLayer, record_file_name};
+use crate::sealed::{SealedEntry, SealedLayer, pending_index_file_name, record_file_name};
 
 impl Store {
     /// Whether a process holds the db at `path` through sled (a running solve,
@@ -207,7 +207,9 @@ impl Store {
                 SealedLayer::load(&self.path, &self.manifest, k),
                 Ok(Some(layer)) if layer.record == record
             );
-            if !intact {
+            // a re-seal cut short (its index still pending) is done again whole
+            let pending = self.path.join(pending_index_file_name(k)).exists();
+            if !intact || pending {
                 self.seal_layer(&record)?;
                 sealed.push(k);
             }

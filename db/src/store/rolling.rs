@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::sealed::{index_file_name, record_file_name};
+use crate::sealed::{index_file_name, pending_index_file_name, record_file_name};
 
 use super::error::{file_io, io};
 use super::{BookInfo, MANIFEST_KEY, Manifest, Store, StoreError};
@@ -107,6 +107,7 @@ impl Store {
         let live = self.live()?;
         remove_present(&self.path, &record_file_name(k))?;
         remove_present(&self.path, &index_file_name(k))?;
+        remove_present(&self.path, &pending_index_file_name(k))?;
         let mut batch = sled::Batch::default();
         for key in live.index.scan_prefix([k]).keys() {
             batch.remove(key.map_err(io)?);
