@@ -30,12 +30,16 @@ use crate::state::GameState;
 
 /// The state a subtree hangs from, in its canonical orientation: its prizes, its
 /// canonical pattern in the whole layer, and its score difference as that pattern sees
-/// it (0 for `points`).
+/// it (0 for `points`). With `upcard`, the subtree is that of the root's game after the
+/// upcard alone: the states its rounds lead to once `upcard` is turned up, not the
+/// root's own value (what the game of a book's lowest stored state reads, about 1/k of
+/// the whole subtree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SubtreeRoot {
     pub prizes: CardSet,
     pub pattern: usize,
     pub diff: i32,
+    pub upcard: Option<u8>,
 }
 
 impl SubtreeRoot {
@@ -46,12 +50,37 @@ impl SubtreeRoot {
             prizes: state.prizes,
             pattern: at.canonical(),
             diff: at.orient_diff(state.effective_diff(objective)).abs(),
+            upcard: None,
+        }
+    }
+
+    /// The subtree of this root's game after `upcard` (one of its prizes) alone.
+    pub fn after(self, upcard: u8) -> SubtreeRoot {
+        debug_assert!(self.prizes.contains(upcard));
+        SubtreeRoot {
+            upcard: Some(upcard),
+            ..self
         }
     }
 
     /// Cards left per hand.
     pub fn k(&self) -> u8 {
         self.prizes.len() as u8
+    }
+
+    /// The highest layer whose values the subtree solves: the root's, or with an upcard
+    /// the layer below it.
+    fn top(&self) -> u8 {
+        self.k() - u8::from(self.upcard.is_some())
+    }
+
+    /// The prizes of the layers below the root: all of the root's, or without the
+    /// upcard.
+    fn prizes_below(&self) -> CardSet {
+        match self.upcard {
+            Some(u) => self.prizes.without(u),
+            None => self.prizes,
+        }
     }
 }
 
@@ -80,7 +109,12 @@ impl SubtreeShape {
     /// game can reach): the root or a state the root's play leads to.
     pub fn holds(&self, state: &GameState) -> bool {
         let j = usize::from(state.k());
-        if j > usize::from(self.root.k()) || state.prizes.0 & !self.root.prizes.0 != 0 {
+        let within = if state.k() == self.root.k() {
+            self.root.prizes
+        } else {
+            self.root.prizes_below()
+        };
+        if j > usize::from(self.root.top()) || state.prizes.0 & !within.0 != 0 {
             return false;
         }
         if self.layouts[j].try_locate(state.pattern()).is_none() {
@@ -94,6 +128,23 @@ impl SubtreeShape {
                     || Reach::within_subtree(self.root.prizes, self.root.diff, state.prizes)
                         .contains_diff(state.diff)
             }
+        }
+    }
+
+    /// Whether the subtree holds every state the game of `state` after `upcard` reads:
+    /// it holds `state`, or it is the subtree of exactly that game.
+    pub fn holds_game_after(&self, state: &GameState, upcard: u8) -> bool {
+        if self.holds(state) {
+            return true;
+        }
+        let root = &self.root;
+        if root.upcard != Some(upcard) || state.prizes != root.prizes {
+            return false;
+        }
+        // the root's layer is laid out over the root's pattern alone
+        match self.layouts[usize::from(root.k())].try_locate(state.pattern()) {
+            None => false,
+            Some(at) => at.orient_diff(state.effective_diff(self.objective)).abs() == root.diff,
         }
     }
 
@@ -160,7 +211,11 @@ impl SubtreePlan {
             .collect();
         let mut estimate = SubtreeEstimate::default();
         let mut prize_sets = vec![Vec::new()];
-        for (j, sets) in subsets_by_size(root.prizes).into_iter().enumerate().skip(1) {
+        for (j, sets) in subsets_by_size(root.prizes_below())
+            .into_iter()
+            .enumerate()
+            .skip(1)
+        {
             let patterns = restricted[j].canonical_count() as u64;
             let sized: Vec<(CardSet, u64)> = sets
                 .into_iter()
@@ -204,7 +259,7 @@ impl SubtreePlan {
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<SolvedSubtree, EngineError> {
         let shape = &self.shape;
-        let k = shape.root.k();
+        let k = shape.root.top();
         let mut slices: Vec<HashMap<u32, Slice>> = vec![HashMap::from([(0, terminal_slice())])];
         let done = AtomicU64::new(0);
         let (mut max_gap, mut games) = (0.0f64, 0u64);
@@ -293,7 +348,10 @@ impl SolvedSubtree {
     /// left in the layer below, if the subtree holds `state` and `upcard` is one of its
     /// prizes.
     pub fn below(&self, state: &GameState, upcard: u8) -> Option<(&LayerLayout, &Slice)> {
-        if state.k() == 0 || !state.prizes.contains(upcard) || !self.holds(state) {
+        if state.k() == 0
+            || !state.prizes.contains(upcard)
+            || !self.shape.holds_game_after(state, upcard)
+        {
             return None;
         }
         self.slice(state.k() - 1, state.prizes.without(upcard))

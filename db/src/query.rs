@@ -133,10 +133,11 @@ pub fn revealed_on_demand(
     upcard: u8,
 ) -> Result<RevealedGame, QueryError> {
     state.check_reachable(objective)?;
-    let subtree = on_demand.subtree(state)?;
+    check_upcard(state, upcard)?;
+    let subtree = on_demand.subtree_after(state, upcard)?;
     let (layout, below) = subtree
         .below(state, upcard)
-        .expect("the subtree holds its state, and the upcard is one of its prizes");
+        .expect("the subtree holds the game after the upcard, one of the state's prizes");
     solve_revealed(
         objective,
         state,

@@ -118,6 +118,7 @@ mod tests {
             prizes: CardSet::from_cards(&[2, 5, 9]),
             pattern: 4,
             diff: 1,
+            upcard: None,
         };
         let estimate = SubtreeEstimate {
             games: 900,

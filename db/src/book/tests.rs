@@ -102,25 +102,30 @@ fn threads_asking_for_one_subtree_at_once_share_one_solve() {
     let full = full_db(dir.path(), 8, Objective::Win);
     let (_, book) = book_of(&full, dir.path(), 6);
     let shared = SharedOracle::new(book, 1 << 24);
-    // a state of the lowest stored layer: each thread asks for its game after another
-    // upcard and for its children's values, all in the state's subtree
+    // a state of the lowest stored layer: every thread asks for its game after one
+    // upcard, which reads that game's subtree alone
     let mut rng = StdRng::seed_from_u64(3);
-    let (state, _) = random_game_states(8, 1, &mut rng, |s| s.k() == 6)[0];
-    let upcards: Vec<u8> = state.prizes.iter().collect();
+    let (state, upcard) = random_game_states(8, 1, &mut rng, |s| s.k() == 6)[0];
     let answers: Vec<Vec<u64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let (shared, upcard) = (&shared, upcards[i % upcards.len()]);
+            .map(|_| {
+                let shared = &shared;
                 scope.spawn(move || bits(&shared.revealed(&state, upcard).unwrap()))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert_eq!(shared.store().on_demand().unwrap().solves(), 1, "one solve");
-    for (i, got) in answers.iter().enumerate() {
-        let want = bits(&revealed_game(&full, &state, upcards[i % upcards.len()]).unwrap());
-        assert_eq!(*got, want);
+    let solver = shared.store().on_demand().unwrap();
+    assert_eq!(solver.solves(), 1, "one solve");
+    let want = bits(&revealed_game(&full, &state, upcard).unwrap());
+    assert!(answers.iter().all(|got| *got == want));
+    // each other upcard: its own subtree, once
+    for other in state.prizes.iter().filter(|&u| u != upcard) {
+        let want = bits(&revealed_game(&full, &state, other).unwrap());
+        assert_eq!(bits(&shared.revealed(&state, other).unwrap()), want);
+        assert_eq!(bits(&shared.revealed(&state, other).unwrap()), want);
     }
+    assert_eq!(solver.solves(), 6, "one solve per upcard");
 }
 
 #[test]
@@ -254,4 +259,41 @@ fn verify_of_a_book_re_solves_its_lowest_layer_on_demand_and_a_wrong_value_fails
         report.mismatch_count, 12,
         "every state re-solved on demand differs"
     );
+}
+
+/// The game after an upcard of a state in the book's lowest layer reads the layer below
+/// it: solved as the subtree of that game alone, its answer the full db's, bit for bit,
+/// and the states after it answered from the same subtree.
+#[test]
+fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, objective, from) in [(9, Objective::Win, 6), (9, Objective::Points, 6)] {
+        let full = full_db(&dir.path().join(format!("{objective}")), n, objective);
+        let (_, book) = book_of(&full, &dir.path().join(format!("{objective}")), from);
+        let solver = book.on_demand().unwrap();
+        let mut rng = StdRng::seed_from_u64(61);
+        let states = random_game_states(n, 40, &mut rng, |s| s.k() == from);
+        for (state, upcard) in &states {
+            let want = bits(&revealed_game(&full, state, *upcard).unwrap());
+            assert_eq!(bits(&revealed_game(&book, state, *upcard).unwrap()), want);
+            let subtree = solver.subtree_after(state, *upcard).unwrap();
+            assert!(subtree.shape.holds_game_after(state, *upcard));
+            // the rounds after it: every child of the state after that upcard is held
+            let whole = solver.estimate(state).games;
+            assert_eq!(subtree.shape.root.upcard, Some(*upcard));
+            assert!(subtree.games < whole, "{} of {whole}", subtree.games);
+            let (a, b) = (state.a.to_vec(), state.b.to_vec());
+            let before = solver.solves();
+            for (&x, &y) in a.iter().zip(b.iter().rev()) {
+                let child = play_round(state, *upcard, x, y);
+                let want = state_value(&full, &child).unwrap().to_bits();
+                assert_eq!(state_value(&book, &child).unwrap().to_bits(), want);
+            }
+            assert_eq!(
+                solver.solves(),
+                before,
+                "answered from the upcard's subtree"
+            );
+        }
+    }
 }
