@@ -12,7 +12,6 @@ use gops_coordinator::exit_rule::ExitRule;
 use gops_coordinator::metrics::serve_metrics;
 use gops_coordinator::observer::Silent;
 use gops_coordinator::service::{AccessTokens, serve_with_tls};
-use gops_db::store::Store;
 use gops_worker::backoff::Backoff;
 use gops_worker::shared_dir::SharedDir;
 use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
@@ -173,7 +172,6 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         args.objective,
         gops_common::budget::Role::Coordinator,
     )?;
-    crate::disk_check::check_rolling(n, args.keep_from_layer)?;
     crate::disk_check::check(
         &args.db,
         n,
@@ -185,10 +183,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let listener = std::net::TcpListener::bind(args.listen)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .map_err(|e| Failure::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
-    let mut store = Store::open_or_create(&args.db, n, args.objective)?;
-    if let Some(keep) = args.keep_from_layer {
-        store.set_keep_from_layer(keep)?;
-    }
+    let store = crate::db_open::open_to_solve(&args.db, n, args.objective, args.keep_from_layer)?;
     let config = CoordinatorConfig {
         lease: Duration::from_millis(args.lease_ms),
         verify_fraction: args.verify_fraction,

@@ -1,7 +1,8 @@
 //! Opening a db to read it (every command but `solve`, `coordinator` and `seal`): through
 //! its sealed layers when it has them, with no lock and nothing written; an unsealed db
 //! of an earlier build the old way, with a hint that `gops seal` frees its readers. A
-//! book gets its on-demand settings and progress here.
+//! book gets its on-demand settings and progress here. And opening one to solve into
+//! (`solve`, `coordinator`), with its rolling setting.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -32,6 +33,21 @@ pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Store, Failu
             solver.set_max_games(games);
         }
         solver.set_observer(Arc::new(crate::on_demand_progress::OnDemandProgress::new()));
+    }
+    Ok(store)
+}
+
+/// Opens (or creates) the db at `path` to solve the `n`-card `objective` game into, a
+/// rolling solve from layer `keep_from_layer` where given (`solve` and `coordinator`).
+pub fn open_to_solve(
+    path: &Path,
+    n: u8,
+    objective: gops_common::Objective,
+    keep_from_layer: Option<u8>,
+) -> Result<Store, Failure> {
+    let mut store = Store::open_or_create(path, n, objective)?;
+    if let Some(keep) = keep_from_layer {
+        store.set_keep_from_layer(keep)?;
     }
     Ok(store)
 }

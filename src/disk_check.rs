@@ -18,6 +18,9 @@ pub fn check(
     keep_from_layer: Option<u8>,
     skip: bool,
 ) -> Result<(), Failure> {
+    if let Some(want) = keep_from_layer.filter(|&k| k > n) {
+        return Err(gops_db::store::StoreError::KeepOutOfRange { n, want }.into());
+    }
     let rolling = keep_from_layer.or_else(|| {
         gops_db::store::Store::peek_manifest(db)
             .ok()
@@ -46,14 +49,4 @@ pub fn check(
         return Ok(());
     }
     Err(Failure::Usage(message))
-}
-
-/// Refuses `--keep-from-layer K` outside the game's layers before anything is opened.
-pub fn check_rolling(n: u8, keep_from_layer: Option<u8>) -> Result<(), Failure> {
-    match keep_from_layer {
-        Some(want) if want > n => {
-            Err(gops_db::store::StoreError::KeepOutOfRange { n, want }.into())
-        }
-        _ => Ok(()),
-    }
 }

@@ -26,7 +26,6 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     let threads = crate::args::threads_or_all_cores(args.threads);
     let caches = crate::memory::split(args.memory_mb, n, args.objective, Role::Solve)?;
-    crate::disk_check::check_rolling(n, args.keep_from_layer)?;
     crate::disk_check::check(
         &args.db,
         n,
@@ -36,10 +35,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     )?;
     // bound before the store is opened: a busy port must not leave a new db behind
     let dashboard = args.dashboard.map(bind_dashboard).transpose()?;
-    let mut store = Store::open_or_create(&args.db, n, args.objective)?;
-    if let Some(keep) = args.keep_from_layer {
-        store.set_keep_from_layer(keep)?;
-    }
+    let store = crate::db_open::open_to_solve(&args.db, n, args.objective, args.keep_from_layer)?;
     let stop = Arc::new(StopSignal::after(args.stop_after_slices));
     let on_signal = Arc::clone(&stop);
     let installed = ctrlc::set_handler(move || {
