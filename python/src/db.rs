@@ -156,10 +156,14 @@ impl Db {
         self.path.clone()
     }
 
-    /// The complete layers, `k` = 1 up: a solved game has all `n`.
+    /// The complete layers, `k` = 1 up: a solved game has all `n` (a book: every
+    /// layer's record from the full db, those below it solved on demand).
     #[getter]
     fn layers(&self) -> PyResult<Vec<Layer>> {
         let oracle = self.oracle()?;
+        if let Some(book) = oracle.store().book() {
+            return Ok(book.layers.iter().cloned().map(Layer::from).collect());
+        }
         let mut layers = Vec::new();
         for k in 1..=self.n {
             match oracle.store().layer(k).map_err(store_error)? {
