@@ -225,20 +225,21 @@ impl OnDemand {
         state: &GameState,
         upcard: u8,
     ) -> Result<Arc<SolvedSubtree>, OnDemandError> {
-        if self.answers_value(state.k()) {
-            return self.find_or_solve(
-                |shape| shape.holds_game_after(state, upcard),
-                || self.plan(state),
-            );
-        }
+        // below the book the state's whole subtree (its value kept too); in the book's
+        // lowest layer, the subtree of that one game
+        let root = if self.answers_value(state.k()) {
+            self.root_of(state)
+        } else {
+            self.root_of(state).after(upcard)
+        };
         self.find_or_solve(
             |shape| shape.holds_game_after(state, upcard),
-            || self.plan_of(self.root_of(state).after(upcard)),
+            || self.plan_of(root),
         )
     }
 
     /// A solved subtree whose shape `covers` the question: one kept, one being solved
-    /// (waited for), or the one `plan` makes, solved now.
+    /// (waited for), or the one `make_plan` makes, solved now.
     fn find_or_solve(
         &self,
         covers: impl Fn(&SubtreeShape) -> bool,
