@@ -13,7 +13,8 @@
 //! * a subtree estimated over the limit of games, or over the budget of bytes, is refused
 //!   before any work, with the estimate and what to do instead;
 //! * an observer hears each solve start, advance and end (the command line's progress
-//!   bar and log lines).
+//!   bar and log lines), and [`OnDemand::under_way`] lists the solves running (the
+//!   explorer's progress view).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -68,8 +69,33 @@ pub trait SolveObserver: Send + Sync {
 #[derive(Default)]
 struct Kept {
     solved: Vec<Arc<SolvedSubtree>>,
-    running: Vec<Arc<SubtreeShape>>,
+    running: Vec<Running>,
     bytes: u64,
+}
+
+/// A solve under way: its shape, when it started and how far it has got (updated by the
+/// solving thread without the lock on [`Kept`]).
+struct Running {
+    shape: Arc<SubtreeShape>,
+    started: Instant,
+    progress: Arc<Progress>,
+}
+
+/// Estimated matrix games done, and in all.
+#[derive(Default)]
+struct Progress {
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+/// What [`OnDemand::under_way`] says of one solve under way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolveUnderWay {
+    pub root: SubtreeRoot,
+    /// Estimated matrix games done so far, and in all.
+    pub done: u64,
+    pub total: u64,
+    pub elapsed: Duration,
 }
 
 /// A test hook: every on-demand value of a subtree's root changed in its lowest bit.
@@ -146,11 +172,6 @@ impl OnDemand {
         *lock(&self.observer) = Some(observer);
     }
 
-    /// The observer set, if any (to wrap it in another).
-    pub fn observer(&self) -> Option<Arc<dyn SolveObserver>> {
-        lock(&self.observer).clone()
-    }
-
     #[doc(hidden)]
     pub fn set_fault(&self, fault: Fault) {
         *lock(&self.fault) = fault;
@@ -159,6 +180,20 @@ impl OnDemand {
     /// Subtrees solved since this solver was made.
     pub fn solves(&self) -> u64 {
         self.solves.load(Ordering::Relaxed)
+    }
+
+    /// The solves under way, oldest first.
+    pub fn under_way(&self) -> Vec<SolveUnderWay> {
+        lock(&self.kept)
+            .running
+            .iter()
+            .map(|r| SolveUnderWay {
+                root: r.shape.root,
+                done: r.progress.done.load(Ordering::Relaxed),
+                total: r.progress.total.load(Ordering::Relaxed),
+                elapsed: r.started.elapsed(),
+            })
+            .collect()
     }
 
     /// Bytes the solved subtrees kept take now.
@@ -253,7 +288,7 @@ impl OnDemand {
                 kept.solved.push(Arc::clone(&subtree));
                 return Ok(subtree);
             }
-            if kept.running.iter().any(|shape| covers(shape)) {
+            if kept.running.iter().any(|r| covers(&r.shape)) {
                 kept = self.ended.wait(kept).unwrap_or_else(|e| e.into_inner());
                 continue;
             }
@@ -268,12 +303,17 @@ impl OnDemand {
                 }
             }
         };
-        kept.running.push(Arc::clone(&plan.shape));
+        let progress = Arc::new(Progress::default());
+        progress.total.store(plan.estimate.games, Ordering::Relaxed);
+        kept.running.push(Running {
+            shape: Arc::clone(&plan.shape),
+            started: Instant::now(),
+            progress: Arc::clone(&progress),
+        });
         drop(kept);
-        let solved = self.solve(&plan);
+        let solved = self.solve(&plan, &progress);
         let mut kept = lock(&self.kept);
-        kept.running
-            .retain(|shape| !Arc::ptr_eq(shape, &plan.shape));
+        kept.running.retain(|r| !Arc::ptr_eq(&r.shape, &plan.shape));
         let result = solved.map(|subtree| {
             let subtree = Arc::new(subtree);
             self.keep(&mut kept, Arc::clone(&subtree));
@@ -303,8 +343,8 @@ impl OnDemand {
         Ok(())
     }
 
-    /// Solves `plan`, telling the observer.
-    fn solve(&self, plan: &SubtreePlan) -> Result<SolvedSubtree, EngineError> {
+    /// Solves `plan`, telling the observer and `progress`.
+    fn solve(&self, plan: &SubtreePlan, progress: &Progress) -> Result<SolvedSubtree, EngineError> {
         let observer = lock(&self.observer).clone();
         let root = plan.shape.root;
         if let Some(o) = &observer {
@@ -312,6 +352,8 @@ impl OnDemand {
         }
         let started = Instant::now();
         let solved = plan.solve(&|so_far, all| {
+            progress.done.store(so_far, Ordering::Relaxed);
+            progress.total.store(all, Ordering::Relaxed);
             if let Some(o) = &observer {
                 o.advanced(&root, so_far, all);
             }

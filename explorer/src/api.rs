@@ -4,7 +4,7 @@
 //! `gops value --json` and `gops strategy --json` (the same `gops_db::query` code writes
 //! both); a step applies the round rules of `gops_common::rules`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use gops_common::state::GameState;
 use gops_db::on_demand::OnDemandError;
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::params::{BadRequest, Query};
 use crate::play::{BidError, Game, PlayTable, id_text, parse_id};
-use crate::solving::SolvesUnderWay;
+use crate::solving::solving_json;
 
 /// How an answer failed, and so its HTTP status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,29 +62,21 @@ pub const MAX_GAMES: usize = 10_000;
 pub struct Explorer {
     oracle: SharedOracle,
     plays: Mutex<PlayTable>,
-    solving: Arc<SolvesUnderWay>,
 }
 
 impl Explorer {
     /// An explorer over `store`, caching at most about `cache_bytes` of slices.
     pub fn new(store: Store, cache_bytes: usize) -> Explorer {
-        let on_demand = store.on_demand();
-        let solving = Arc::new(SolvesUnderWay::wrapping(
-            on_demand.and_then(|solver| solver.observer()),
-        ));
-        if let Some(solver) = on_demand {
-            solver.set_observer(Arc::clone(&solving) as _);
-        }
         Explorer {
             oracle: SharedOracle::new(store, cache_bytes),
             plays: Mutex::new(PlayTable::new(MAX_GAMES)),
-            solving,
         }
     }
 
-    /// `GET /api/solving`: the solves on demand under way (none in a full db).
+    /// `GET /api/solving`: the solves on demand under way (none in a full db), and the
+    /// subtrees solved so far.
     pub fn solving(&self) -> Result<Value, ApiError> {
-        Ok(self.solving.json())
+        Ok(solving_json(self.oracle.store().on_demand()))
     }
 
     pub fn n(&self) -> u8 {

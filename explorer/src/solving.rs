@@ -1,145 +1,64 @@
-//! The solves on demand under way, for the page's progress view (`GET /api/solving`): a
-//! [`SolveObserver`] that keeps each running solve's subtree and progress, and passes
-//! every call on to the observer it wraps (`serve`'s log lines).
+//! The solves on demand under way, as the page's progress view reads them
+//! (`GET /api/solving`): what [`OnDemand::under_way`] lists, and how many subtrees the
+//! book has solved since the server started.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
-
-use gops_common::subtree::{SubtreeEstimate, SubtreeRoot};
-use gops_db::on_demand::{OnDemandError, SolveObserver};
+use gops_db::on_demand::{OnDemand, SolveUnderWay};
 use serde_json::{Value, json};
 
-/// One solve under way.
-struct Running {
-    root: SubtreeRoot,
-    cards_left: u8,
-    started: Instant,
-    done: u64,
-    total: u64,
+/// `{"solving": [{"cards_left", "prizes", "done", "total", "seconds"}, ...], "solves"}`:
+/// each solve under way (oldest first), its estimated matrix games done and in all, and
+/// the subtrees solved so far (0, and none under way, on a full db).
+pub fn solving_json(on_demand: Option<&OnDemand>) -> Value {
+    let (under_way, solves) = match on_demand {
+        Some(solver) => (solver.under_way(), solver.solves()),
+        None => (Vec::new(), 0),
+    };
+    json!({
+        "solving": under_way.iter().map(solve_json).collect::<Vec<_>>(),
+        "solves": solves,
+    })
 }
 
-/// The solves under way, most recent last.
-pub struct SolvesUnderWay {
-    inner: Option<Arc<dyn SolveObserver>>,
-    running: Mutex<Vec<Running>>,
-}
-
-impl SolvesUnderWay {
-    /// Keeps the solves under way and passes each call on to `inner`.
-    pub fn wrapping(inner: Option<Arc<dyn SolveObserver>>) -> SolvesUnderWay {
-        SolvesUnderWay {
-            inner,
-            running: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn running(&self) -> MutexGuard<'_, Vec<Running>> {
-        // a panic elsewhere leaves a list that is still a list
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// `{"solving": [{"cards_left", "prizes", "done", "total", "seconds"}, ...]}`: each
-    /// solve under way, its estimated matrix games done and in all.
-    pub fn json(&self) -> Value {
-        let solving: Vec<Value> = self
-            .running()
-            .iter()
-            .map(|r| {
-                json!({
-                    "cards_left": r.cards_left,
-                    "prizes": r.root.prizes.to_vec(),
-                    "done": r.done,
-                    "total": r.total,
-                    "seconds": r.started.elapsed().as_secs_f64(),
-                })
-            })
-            .collect();
-        json!({ "solving": solving })
-    }
-}
-
-impl SolveObserver for SolvesUnderWay {
-    fn started(&self, root: &SubtreeRoot, estimate: &SubtreeEstimate) {
-        self.running().push(Running {
-            root: *root,
-            cards_left: root.k(),
-            started: Instant::now(),
-            done: 0,
-            total: estimate.games,
-        });
-        if let Some(inner) = &self.inner {
-            inner.started(root, estimate);
-        }
-    }
-
-    fn advanced(&self, root: &SubtreeRoot, done: u64, all: u64) {
-        if let Some(r) = self.running().iter_mut().find(|r| r.root == *root) {
-            (r.done, r.total) = (done, all);
-        }
-        if let Some(inner) = &self.inner {
-            inner.advanced(root, done, all);
-        }
-    }
-
-    fn finished(&self, root: &SubtreeRoot, outcome: Result<(u64, Duration), &OnDemandError>) {
-        self.running().retain(|r| r.root != *root);
-        if let Some(inner) = &self.inner {
-            inner.finished(root, outcome);
-        }
-    }
+fn solve_json(solve: &SolveUnderWay) -> Value {
+    json!({
+        "cards_left": solve.root.k(),
+        "prizes": solve.root.prizes.to_vec(),
+        "done": solve.done,
+        "total": solve.total,
+        "seconds": solve.elapsed.as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use gops_common::cards::CardSet;
-
-    #[derive(Default)]
-    struct Calls(Mutex<Vec<&'static str>>);
-
-    impl SolveObserver for Calls {
-        fn started(&self, _: &SubtreeRoot, _: &SubtreeEstimate) {
-            self.0.lock().unwrap().push("started");
-        }
-        fn advanced(&self, _: &SubtreeRoot, _: u64, _: u64) {
-            self.0.lock().unwrap().push("advanced");
-        }
-        fn finished(&self, _: &SubtreeRoot, _: Result<(u64, Duration), &OnDemandError>) {
-            self.0.lock().unwrap().push("finished");
-        }
-    }
+    use gops_common::subtree::SubtreeRoot;
+    use std::time::Duration;
 
     #[test]
-    fn a_solve_is_listed_from_its_start_to_its_end_and_every_call_passed_on() {
-        let calls = Arc::new(Calls::default());
-        let solving = SolvesUnderWay::wrapping(Some(calls.clone() as Arc<dyn SolveObserver>));
-        assert_eq!(solving.json(), json!({ "solving": [] }));
-        let root = SubtreeRoot {
-            prizes: CardSet::from_cards(&[2, 5, 9]),
-            pattern: 4,
-            diff: 1,
-            upcard: None,
+    fn a_solve_under_way_is_written_with_its_cards_progress_and_time() {
+        assert_eq!(solving_json(None), json!({ "solving": [], "solves": 0 }));
+        let solve = SolveUnderWay {
+            root: SubtreeRoot {
+                prizes: CardSet::from_cards(&[2, 5, 9]),
+                pattern: 4,
+                diff: 1,
+                upcard: None,
+            },
+            done: 300,
+            total: 800,
+            elapsed: Duration::from_millis(1500),
         };
-        let estimate = SubtreeEstimate {
-            games: 900,
-            ..SubtreeEstimate::default()
-        };
-        solving.started(&root, &estimate);
-        solving.advanced(&root, 300, 800);
-        let listed = solving.json();
-        let one = &listed["solving"][0];
-        assert_eq!(one["cards_left"], 3);
-        assert_eq!(one["prizes"], json!([2, 5, 9]));
         assert_eq!(
-            (one["done"].as_u64(), one["total"].as_u64()),
-            (Some(300), Some(800))
-        );
-        assert!(one["seconds"].as_f64().unwrap() >= 0.0);
-        solving.finished(&root, Ok((750, Duration::from_millis(5))));
-        assert_eq!(solving.json(), json!({ "solving": [] }));
-        assert_eq!(
-            *calls.0.lock().unwrap(),
-            ["started", "advanced", "finished"]
+            solve_json(&solve),
+            json!({
+                "cards_left": 3,
+                "prizes": [2, 5, 9],
+                "done": 300,
+                "total": 800,
+                "seconds": 1.5,
+            })
         );
     }
 }

@@ -157,24 +157,11 @@ fn the_explorer_lists_the_solves_under_way_and_none_once_answered() {
     let served = crate::serve::Served::start(&book, &[]);
     assert_eq!(
         served.json("/api/solving"),
-        serde_json::json!({ "solving": [] })
+        serde_json::json!({ "solving": [], "solves": 0 })
     );
     // the subtree of a state with 7 cards left, asked while the list is polled
     let (state, upcard) = states_below(9, 8, 1).remove(0);
-    let join = |cards: Vec<u8>| {
-        cards
-            .iter()
-            .map(u8::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let path = format!(
-        "/api/strategy?a={}&b={}&prizes={}&diff={}&upcard={upcard}",
-        join(state.a.to_vec()),
-        join(state.b.to_vec()),
-        join(state.prizes.to_vec()),
-        state.diff
-    );
+    let path = strategy_path(&state, upcard);
     let address = served.address.clone();
     let asked = std::thread::spawn(move || crate::serve::http(&address, "GET", &path, None));
     while !asked.is_finished() {
@@ -189,8 +176,74 @@ fn the_explorer_lists_the_solves_under_way_and_none_once_answered() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         served.json("/api/solving"),
-        serde_json::json!({ "solving": [] })
+        serde_json::json!({ "solving": [], "solves": 1 })
     );
+}
+
+/// The explorer API's path of `state`'s strategies after `upcard`.
+fn strategy_path(state: &GameState, upcard: u8) -> String {
+    let join = |cards: Vec<u8>| {
+        cards
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        "/api/strategy?a={}&b={}&prizes={}&diff={}&upcard={upcard}",
+        join(state.a.to_vec()),
+        join(state.b.to_vec()),
+        join(state.prizes.to_vec()),
+        state.diff
+    )
+}
+
+#[test]
+fn eight_clients_asking_at_once_for_one_subtree_share_one_solve() {
+    let (dir, full) = temp_db();
+    solve(&full, 9, &["--objective", "win"]);
+    let book = dir.path().join("book");
+    make_book(&full, 8, &book);
+    let served = crate::serve::Served::start(&book, &[]);
+    let full_served = crate::serve::Served::start(&full, &[]);
+    // a state with 7 cards left: 8 clients ask for its strategies, one upcard each (the
+    // first upcard twice), all read that state's subtree
+    let (state, _) = states_below(9, 8, 40)
+        .into_iter()
+        .find(|(s, _)| s.k() == 7)
+        .expect("a state with 7 cards left");
+    let upcards: Vec<u8> = state.prizes.iter().collect();
+    let paths: Vec<String> = (0..8)
+        .map(|i| strategy_path(&state, upcards[i % upcards.len()]))
+        .collect();
+    let start = std::sync::Barrier::new(paths.len());
+    let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let asked: Vec<_> = paths
+            .iter()
+            .map(|path| {
+                let (address, start) = (served.address.clone(), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    crate::serve::http(&address, "GET", path, None)
+                })
+            })
+            .collect();
+        asked.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    assert_eq!(
+        served.json("/api/solving"),
+        serde_json::json!({ "solving": [], "solves": 1 }),
+        "one solve for the 8 clients"
+    );
+    for ((status, body), path) in answers.iter().zip(&paths) {
+        assert_eq!(*status, 200, "{body}");
+        let want = full_served.get(path);
+        assert_eq!(
+            (*status, body),
+            (want.0, &want.1),
+            "{path}: the full db's answer"
+        );
+    }
 }
 
 /// The shipped 13-card win book, from the repository as a clone has it: a whole game

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use gops_common::objective::Objective;
 use gops_common::rules::{play_round, random_game_states};
 use gops_common::state::GameState;
+use gops_common::subtree::{SubtreeEstimate, SubtreeRoot};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -296,4 +297,56 @@ fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() 
             );
         }
     }
+}
+
+/// An observer that stops the solve at its first progress report until the test says go.
+struct PauseAtFirstProgress {
+    at: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl crate::on_demand::SolveObserver for PauseAtFirstProgress {
+    fn started(&self, _: &SubtreeRoot, _: &SubtreeEstimate) {}
+    fn advanced(&self, _: &SubtreeRoot, _: u64, _: u64) {
+        if let Some(at) = self.at.lock().unwrap().take() {
+            at.send(()).unwrap();
+            self.go.lock().unwrap().recv().unwrap();
+        }
+    }
+    fn finished(&self, _: &SubtreeRoot, _: Result<(u64, std::time::Duration), &OnDemandError>) {}
+}
+
+#[test]
+fn a_solve_under_way_is_listed_with_its_progress_until_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_db(dir.path(), 8, Objective::Points);
+    let (_, book) = book_of(&full, dir.path(), 7);
+    let shared = SharedOracle::new(book, 1 << 24);
+    let solver = shared.store().on_demand().unwrap();
+    let (at_tx, at_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel();
+    solver.set_observer(std::sync::Arc::new(PauseAtFirstProgress {
+        at: std::sync::Mutex::new(Some(at_tx)),
+        go: std::sync::Mutex::new(go_rx),
+    }));
+    assert!(solver.under_way().is_empty());
+    let (state, upcard) = states_below(8, 7, 1, 5)[0];
+    std::thread::scope(|scope| {
+        let asked = scope.spawn(|| bits(&shared.revealed(&state, upcard).unwrap()));
+        at_rx.recv().unwrap();
+        let listed = solver.under_way();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        let root = SubtreeRoot::of(
+            &state,
+            Objective::Points,
+            &gops_common::layout::Layouts::new(8).get(state.k()),
+        );
+        assert_eq!(listed[0].root, root, "the subtree of the state asked");
+        assert!(listed[0].done <= listed[0].total && listed[0].total > 0);
+        go_tx.send(()).unwrap();
+        let want = bits(&revealed_game(&full, &state, upcard).unwrap());
+        assert_eq!(asked.join().unwrap(), want);
+    });
+    assert!(solver.under_way().is_empty(), "none once it has ended");
+    assert_eq!(solver.solves(), 1);
 }
