@@ -1,7 +1,9 @@
 // The GOPS explorer's script: talks to the server's API (carrying the page's ?token= on
 // to every call), draws the state, its trail and the strategy charts (SVG built here,
-// no library), steps into subgames, plays against the equilibrium, and with ?selftest=1
-// drives its own click handlers and writes what it saw into <pre id="selftest">.
+// no library), steps into subgames, plays against the equilibrium, keeps the state shown
+// in the page's address (?a=&b=&prizes=&diff=, so that a link opens it and Back steps
+// back), and with ?selftest=1 drives its own click handlers and writes what it saw into
+// <pre id="selftest">.
 'use strict';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -296,6 +298,50 @@ async function step(upcard, bidA, bidB) {
   const next = { a: answer.a, b: answer.b, prizes: answer.prizes, diff: answer.diff };
   trail.push({ state: next, label: label(upcard) + ' up: A ' + label(bidA) + ', B ' + label(bidB) });
   await showState(next, answer);
+  remember('push');
+}
+
+// ---------------------------------------------------------------- the address
+
+/** The page's address for `state`: its own parameters (token, selftest) kept, the state's
+ * replaced; the whole game is the bare address. */
+function addressOf(state) {
+  const kept = Object.entries(PAGE).filter(([key]) => !STATE_KEYS.includes(key));
+  const isStart = same(state, fullState());
+  const pairs = kept.concat(isStart ? [] : Object.entries(stateParams(state)));
+  const search = pairs.map(([key, value]) => encodeURIComponent(key) + '=' + encodeURIComponent(value)).join('&');
+  return location.pathname + (search ? '?' + search : '');
+}
+
+const STATE_KEYS = ['a', 'b', 'prizes', 'diff'];
+
+function same(x, y) {
+  return JSON.stringify([x.a, x.b, x.prizes, Number(x.diff)]) === JSON.stringify([y.a, y.b, y.prizes, Number(y.diff)]);
+}
+
+/** Writes the shown state into the address: a new history entry ('push'), or in place. */
+function remember(how) {
+  const shown = trail[trail.length - 1].state;
+  const entry = { trail: trail };
+  if (how === 'push') history.pushState(entry, '', addressOf(shown));
+  else history.replaceState(entry, '', addressOf(shown));
+}
+
+/** The state a link names (?a=&b=&prizes=, diff optional), as the API's parameters; null
+ * when the address names none. */
+function linkedState() {
+  if (PAGE.a === undefined && PAGE.b === undefined && PAGE.prizes === undefined) return null;
+  return { a: PAGE.a || '', b: PAGE.b || '', prizes: PAGE.prizes || '', diff: PAGE.diff || '0' };
+}
+
+/** Back and Forward: the trail that entry held, shown again. */
+async function onHistory(event) {
+  if (event.state && Array.isArray(event.state.trail) && event.state.trail.length) {
+    trail = event.state.trail;
+  } else {
+    trail = [{ state: fullState(), label: 'Start' }];
+  }
+  await showState(trail[trail.length - 1].state);
 }
 
 function renderTrail() {
@@ -315,6 +361,7 @@ function renderTrail() {
 async function goBack(index) {
   trail = trail.slice(0, index + 1);
   await showState(trail[index].state);
+  remember('push');
 }
 
 // ---------------------------------------------------------------- the state editor
@@ -357,6 +404,7 @@ async function applyEditor(state, name) {
   const chosen = { a: answer.a, b: answer.b, prizes: answer.prizes, diff: answer.diff };
   trail = [{ state: chosen, label: name }];
   await showState(chosen, answer);
+  remember('push');
 }
 
 // ---------------------------------------------------------------- play
@@ -440,8 +488,27 @@ async function start() {
   $('#edit-apply').addEventListener('click', () => track(applyEditor(readEditor(), 'Chosen state')));
   $('#edit-start').addEventListener('click', () => track(applyEditor(fullState(), 'Start')));
   $('#play-new').addEventListener('click', () => track(newGame()));
+  window.addEventListener('popstate', (event) => track(onHistory(event)));
   trail = [{ state: fullState(), label: 'Start' }];
+  const linked = linkedState();
+  if (linked !== null) {
+    // a link to a state: shown after the start, so that the trail leads back to it
+    try {
+      const answer = await api('/api/value', linked);
+      const state = { a: answer.a, b: answer.b, prizes: answer.prizes, diff: answer.diff };
+      if (!same(state, fullState())) trail.push({ state: state, label: 'Linked state' });
+      await showState(state, answer);
+      remember('replace');
+      return;
+    } catch (error) {
+      await showState(trail[0].state);
+      showError(new Error('The linked state cannot be shown: ' + ((error && error.message) || error)));
+      remember('replace');
+      return;
+    }
+  }
   await showState(trail[0].state);
+  remember('replace');
 }
 
 // ---------------------------------------------------------------- self-test
@@ -460,11 +527,28 @@ async function selftest() {
     const list = (text) => (text ? text.split(',').map(Number) : []);
     return { a: list(box.a), b: list(box.b), prizes: list(box.prizes), diff: Number(box.diff), value: Number(box.value) };
   };
-  const same = (x, y) => JSON.stringify([x.a, x.b, x.prizes, x.diff]) === JSON.stringify([y.a, y.b, y.prizes, y.diff]);
   const crumbs = () => Array.from(document.querySelectorAll('#trail .crumb')).map((c) => c.textContent);
+  // the address names the state shown (the whole game: no state in it)
+  const addressHolds = (state) => {
+    const named = readSearch(location.search);
+    if (same(state, fullState())) return STATE_KEYS.every((key) => named[key] === undefined);
+    return named.a === state.a.join(',') && named.b === state.b.join(',')
+      && named.prizes === state.prizes.join(',') && Number(named.diff) === state.diff;
+  };
+  const travel = async (move) => {
+    const moved = new Promise((resolve, reject) => {
+      window.addEventListener('popstate', resolve, { once: true });
+      setTimeout(() => reject(new Error('no history entry to go to')), 5000);
+    });
+    move();
+    await moved;
+    await pending;
+  };
   try {
     await pending;
     const begin = shownState();
+    const crumbsBefore = crumbs().length;
+    out.checks.address_start = addressHolds(begin);
     // a strategy chart shows what the API answers for the same state
     const panel = $('.upcard');
     const upcard = Number(panel.dataset.upcard);
@@ -498,12 +582,18 @@ async function selftest() {
     const expected = await api('/api/step', Object.assign(stateParams(begin), { upcard: upcard, bid_a: bidA, bid_b: bidB }));
     out.step = { upcard: upcard, bid_a: bidA, bid_b: bidB, state: after, trail: crumbs() };
     out.checks.step_state = same(after, expected) && after.value === expected.value;
-    out.checks.step_trail = crumbs().length === 2;
+    out.checks.step_trail = crumbs().length === crumbsBefore + 1;
     out.checks.step_panels = document.querySelectorAll('.upcard').length === after.prizes.length;
+    out.checks.address_step = addressHolds(after);
+    // the browser's Back and Forward step through the same states
+    await travel(() => history.back());
+    out.checks.history_back = same(shownState(), begin) && crumbs().length === crumbsBefore && addressHolds(begin);
+    await travel(() => history.forward());
+    out.checks.history_forward = same(shownState(), after) && crumbs().length === crumbsBefore + 1 && addressHolds(after);
     // the trail leads back
-    await click($('#trail .crumb'));
-    out.back = { state: shownState(), trail: crumbs() };
-    out.checks.trail_back = same(out.back.state, begin) && crumbs().length === 1;
+    await click(document.querySelectorAll('#trail .crumb')[crumbsBefore - 1]);
+    out.back = { state: shownState(), trail: crumbs(), address: location.search };
+    out.checks.trail_back = same(out.back.state, begin) && crumbs().length === crumbsBefore && addressHolds(begin);
     // a whole game against the bot
     await click($('#tab-play'));
     await click($('#play-new'));

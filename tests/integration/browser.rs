@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::serve::Served;
+use gops_common::rules::random_game_states;
+use rand::SeedableRng;
+
 use crate::support::{gops_ok, solve, temp_db};
 
 /// The browser's command, if one is installed.
@@ -259,4 +262,115 @@ fn the_page_explores_steps_back_and_plays_in_a_browser() {
         );
         let _ = writeln!(std::io::stderr(), "screenshot: {}", file.display());
     }
+}
+
+/// `cards` as the page's address writes them: `1,2,5`.
+fn joined(cards: &[u8]) -> String {
+    cards
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it() {
+    let Some(browser) = browser_or_skip("browser link test") else {
+        return;
+    };
+    let (dir, full) = temp_db();
+    solve(&full, 7, &["--objective", "win"]);
+    let book = dir.path().join("book");
+    gops_ok(&[
+        "book",
+        "--db",
+        full.to_str().unwrap(),
+        "--from-layer",
+        "6",
+        "--out",
+        book.to_str().unwrap(),
+    ]);
+    // a state with 4 cards left, below the book's layers: the page's answers are solved
+    // on demand, and checked against the full db's
+    let mut rng = rand::rngs::StdRng::seed_from_u64(52);
+    let (state, _) = random_game_states(7, 1, &mut rng, |s| s.k() == 4 && s.diff != 0).remove(0);
+    let (a, b, prizes) = (
+        joined(&state.a.to_vec()),
+        joined(&state.b.to_vec()),
+        joined(&state.prizes.to_vec()),
+    );
+    let diff = state.diff.to_string();
+    let served = Served::start(&book, &[]);
+    let link = format!("/?selftest=1&a={a}&b={b}&prizes={prizes}&diff={diff}");
+    let dom = headless(
+        browser,
+        &served.url(&link),
+        &["--dump-dom".into(), "--virtual-time-budget=60000".into()],
+    );
+    let result = selftest_result(&dom);
+    assert!(result["error"].is_null(), "{result:#}");
+    for (check, passed) in result["checks"].as_object().unwrap() {
+        assert_eq!(passed, true, "self-test check {check}: {result:#}");
+    }
+    // the page opened the linked state, after the start in its trail
+    let shown = &result["chart"]["state"];
+    assert_eq!(
+        cards(&shown["a"]),
+        state.a.iter().map(u64::from).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        cards(&shown["b"]),
+        state.b.iter().map(u64::from).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        cards(&shown["prizes"]),
+        state.prizes.iter().map(u64::from).collect::<Vec<_>>()
+    );
+    assert_eq!(shown["diff"], i64::from(state.diff));
+    assert_eq!(
+        result["back"]["trail"],
+        serde_json::json!(["Start", "Linked state"]),
+        "{result:#}"
+    );
+    // the chart is the full db's strategy of that state, to 6 digits
+    let upcard = result["chart"]["upcard"].as_u64().unwrap().to_string();
+    let exact: Value = serde_json::from_str(&gops_ok(&[
+        "strategy",
+        "--db",
+        full.to_str().unwrap(),
+        "--a",
+        &a,
+        "--b",
+        &b,
+        "--prizes",
+        &prizes,
+        &format!("--diff={diff}"),
+        "--upcard",
+        &upcard,
+        "--json",
+    ]))
+    .unwrap();
+    for side in ["a", "b"] {
+        let shown = result["chart"][format!("strategy_{side}")]
+            .as_array()
+            .unwrap();
+        let exact = exact[format!("strategy_{side}")].as_array().unwrap();
+        assert_eq!(shown.len(), exact.len());
+        for (shown, exact) in shown.iter().zip(exact) {
+            let shown: f64 = shown.as_str().unwrap().parse().unwrap();
+            assert!(
+                (shown - exact.as_f64().unwrap()).abs() <= 5.0000001e-7,
+                "{side}: {shown} v {exact}"
+            );
+        }
+    }
+
+    // a link to no state of this game shows the start, and says why
+    let dom = headless(
+        browser,
+        &served.url("/?a=1,2&b=1&prizes=1,2"),
+        &["--dump-dom".into(), "--virtual-time-budget=20000".into()],
+    );
+    assert!(dom.contains("The linked state cannot be shown"), "{dom}");
+    assert!(dom.contains("data-a=\"1,2,3,4,5,6,7\""), "{dom}");
 }
