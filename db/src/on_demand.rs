@@ -20,10 +20,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use gops_common::engine::EngineError;
+use gops_common::CardSet;
+use gops_common::engine::{EngineError, LayerEngine};
 use gops_common::kernel::PivotStart;
 use gops_common::layout::Layouts;
 use gops_common::objective::Objective;
+use gops_common::prizes::prize_rank;
+use gops_common::slice::Slice;
 use gops_common::state::GameState;
 use gops_common::subtree::{
     SolvedSubtree, SubtreeEstimate, SubtreePlan, SubtreeRoot, SubtreeShape,
@@ -217,6 +220,12 @@ impl OnDemand {
         self.plan(state).estimate
     }
 
+    /// What the subtree of the game of `state` after `upcard` would cost (for a state of
+    /// the book's lowest layer; below it, the state's whole subtree), without solving it.
+    pub fn estimate_after(&self, state: &GameState, upcard: u8) -> SubtreeEstimate {
+        self.plan_of(self.root_after(state, upcard)).estimate
+    }
+
     fn plan(&self, state: &GameState) -> SubtreePlan {
         self.plan_of(self.root_of(state))
     }
@@ -260,17 +269,75 @@ impl OnDemand {
         state: &GameState,
         upcard: u8,
     ) -> Result<Arc<SolvedSubtree>, OnDemandError> {
-        // below the book the state's whole subtree (its value kept too); in the book's
-        // lowest layer, the subtree of that one game
-        let root = if self.answers_value(state.k()) {
-            self.root_of(state)
-        } else {
-            self.root_of(state).after(upcard)
-        };
+        let root = self.root_after(state, upcard);
         self.find_or_solve(
             |shape| shape.holds_game_after(state, upcard),
             || self.plan_of(root),
         )
+    }
+
+    /// The root of the subtree [`OnDemand::subtree_after`] solves: below the book the
+    /// state's whole subtree (its value kept too); in the book's lowest layer, the
+    /// subtree of that one game.
+    fn root_after(&self, state: &GameState, upcard: u8) -> SubtreeRoot {
+        if self.answers_value(state.k()) {
+            self.root_of(state)
+        } else {
+            self.root_of(state).after(upcard)
+        }
+    }
+
+    /// The value for A of `state`, a state of the book's lowest layer (whose value the
+    /// book stores), solved again as `gops verify` does, and the largest certificate gap
+    /// of the games solved. From the state's whole subtree when that is within the
+    /// limits; otherwise from each upcard's game: the subtree of each
+    /// ([`OnDemand::subtree_after`], about 1/k of the whole), then the state's own slice
+    /// from the slices they read, computed as the whole subtree's solve computes its
+    /// root layer, so the bits are the same.
+    pub fn resolve_stored(&self, state: &GameState) -> Result<(f64, f64), OnDemandError> {
+        let whole = self.plan(state);
+        if state.k() == 0 || self.check_limits(&whole).is_ok() {
+            let value = self.value(state)?;
+            return Ok((value, self.subtree(state)?.max_gap));
+        }
+        let k = state.k();
+        let mut below: Vec<(CardSet, Slice)> = Vec::with_capacity(usize::from(k));
+        let mut max_gap = 0.0f64;
+        for upcard in state.prizes.iter() {
+            let subtree = self.subtree_after(state, upcard)?;
+            let (_, slice) = subtree
+                .below(state, upcard)
+                .expect("the subtree of the game after an upcard holds what it reads");
+            below.push((state.prizes.without(upcard), slice.clone()));
+            max_gap = max_gap.max(subtree.max_gap);
+        }
+        // every subtree of the state's games lays out the layers the state reaches, as its
+        // whole subtree does
+        let shape = &whole.shape;
+        let mut engine = LayerEngine::between(
+            self.objective,
+            shape.layout(k).clone(),
+            shape.layout(k - 1).clone(),
+        )
+        .with_start(self.start);
+        if self.objective == Objective::Win {
+            engine.subtree = Some((shape.root.prizes, shape.root.diff));
+        }
+        let dependency = |prizes: CardSet| -> &Slice {
+            &below
+                .iter()
+                .find(|(p, _)| *p == prizes)
+                .expect("the root's slice reads the slices after its upcards")
+                .1
+        };
+        let solved = engine.solve_slice(prize_rank(state.prizes), &dependency)?;
+        let value = state.value_in(self.objective, shape.layout(k), &solved.slice);
+        let value = if *lock(&self.fault) == Fault::FlipRootValues {
+            f64::from_bits(value.to_bits() ^ 1)
+        } else {
+            value
+        };
+        Ok((value, max_gap.max(solved.max_gap)))
     }
 
     /// A solved subtree whose shape `covers` the question: one kept, one being solved

@@ -1,8 +1,9 @@
 //! `gops verify` of a book's lowest layer: the layer below it is not stored, so a sample
 //! of its states is re-solved from children solved on demand ([`crate::on_demand`]) and
 //! compared bit for bit with the stored values, which came from the full solve. Each
-//! state re-solved costs a subtree as large as the book's lowest layer, so the sample
-//! is a number of states over the whole layer, not a fraction of every slice.
+//! state re-solved costs a subtree as large as the book's lowest layer (solved whole, or
+//! game by game when the whole is over the limits: [`OnDemand::resolve_stored`]), so the
+//! sample is a number of states over the whole layer, not a fraction of every slice.
 
 use gops_common::audit::sample_states;
 use gops_common::checksum::LayerChecksum;
@@ -63,11 +64,10 @@ pub(crate) fn verify_lowest_layer(
             diff: d,
         };
         let stored = slice.value(Oriented::new(p as u32, false), d);
-        let resolved = on_demand.value(&concrete).map_err(VerifyError::OnDemand)?;
-        let subtree = on_demand
-            .subtree(&concrete)
+        let (resolved, gap) = on_demand
+            .resolve_stored(&concrete)
             .map_err(VerifyError::OnDemand)?;
-        layer.max_gap = layer.max_gap.max(subtree.max_gap);
+        layer.max_gap = layer.max_gap.max(gap);
         layer.states_checked += 1;
         if stored.to_bits() != resolved.to_bits() {
             layer.mismatches += 1;

@@ -299,6 +299,54 @@ fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() 
     }
 }
 
+/// A state of the lowest layer whose whole subtree is over the limit is re-solved from
+/// its upcards' games, as `gops verify` does: the full db's value, bit for bit, and a
+/// wrong value (the fault hook) is seen.
+#[test]
+fn a_stored_value_is_re_solved_game_by_game_when_its_whole_subtree_is_over_the_limit() {
+    use crate::on_demand::Fault;
+    let dir = tempfile::tempdir().unwrap();
+    for (n, objective, from) in [(8, Objective::Win, 6), (8, Objective::Points, 6)] {
+        let full = full_db(&dir.path().join(format!("{objective}")), n, objective);
+        let (_, book) = book_of(&full, &dir.path().join(format!("{objective}")), from);
+        let solver = book.on_demand().unwrap();
+        let mut rng = StdRng::seed_from_u64(53);
+        let states = random_game_states(n, 16, &mut rng, |s| s.k() == from);
+        for (state, _) in &states {
+            let want = state_value(&full, state).unwrap();
+            // a limit every game's subtree is within, and the whole subtree over
+            let per_game = state
+                .prizes
+                .iter()
+                .map(|u| solver.estimate_after(state, u).games)
+                .max()
+                .unwrap();
+            let whole = solver.estimate(state).games;
+            assert!(per_game < whole, "{per_game} v {whole}");
+            solver.set_max_games(per_game);
+            let before = solver.solves();
+            let (value, gap) = solver.resolve_stored(state).unwrap();
+            assert_eq!(value.to_bits(), want.to_bits(), "{state:?}");
+            assert!((0.0..1e-9).contains(&gap), "{gap}");
+            assert_eq!(
+                solver.solves() - before,
+                u64::from(state.k()),
+                "one subtree per upcard"
+            );
+            solver.set_fault(Fault::FlipRootValues);
+            let (flipped, _) = solver.resolve_stored(state).unwrap();
+            assert_eq!(flipped.to_bits(), want.to_bits() ^ 1);
+            solver.set_fault(Fault::None);
+            // within the limit, the whole subtree gives the same bits
+            solver.set_max_games(whole);
+            assert_eq!(
+                solver.resolve_stored(state).unwrap().0.to_bits(),
+                want.to_bits()
+            );
+        }
+    }
+}
+
 /// An observer that stops the solve at its first progress report until the test says go.
 struct PauseAtFirstProgress {
     at: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
