@@ -56,6 +56,9 @@ pub enum Command {
     /// Write a book: the top layers of a complete db; the states below them are solved
     /// on demand by every reader.
     Book(BookArgs),
+    /// A bot (a program, a service or a built-in rule) against the equilibrium: its
+    /// mean result and its exact loss, decision by decision.
+    Arena(crate::arena_cmd::ArenaArgs),
 }
 
 #[derive(Args)]

@@ -2,6 +2,7 @@
 //! logging and hands each command to its module; the work itself lives in the library
 //! crates. Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 interrupted.
 
+mod arena_cmd;
 mod args;
 mod book_cmd;
 mod cluster_cmd;
@@ -75,6 +76,7 @@ fn main() {
         Command::Serve(args) => serve_cmd::run(args),
         Command::Seal(args) => seal_cmd::run(args),
         Command::Book(args) => book_cmd::run(args),
+        Command::Arena(args) => arena_cmd::arena(args),
     };
     if let Err(failure) = result {
         eprintln!("error: {}", failure.message());

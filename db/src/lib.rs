@@ -39,8 +39,8 @@ pub mod slice_files;
 pub mod status;
 pub mod status_file;
 pub mod store;
-#[cfg(test)]
-mod test_db;
+#[doc(hidden)]
+pub mod test_db;
 pub mod verify;
 pub mod verify_batch;
 mod verify_book;

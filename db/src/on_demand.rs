@@ -226,6 +226,16 @@ impl OnDemand {
         self.plan_of(self.root_after(state, upcard)).estimate
     }
 
+    /// Whether asking for `state` (with `upcard`, the game after it) would be refused
+    /// over the limits, without solving anything: the refusal it would get.
+    pub fn refusal(&self, state: &GameState, upcard: Option<u8>) -> Option<OnDemandError> {
+        let plan = match upcard {
+            Some(u) => self.plan_of(self.root_after(state, u)),
+            None => self.plan(state),
+        };
+        self.check_limits(&plan).err()
+    }
+
     fn plan(&self, state: &GameState) -> SubtreePlan {
         self.plan_of(self.root_of(state))
     }

@@ -100,6 +100,10 @@ pub struct RevealedGame {
     /// Probability of each of B's cards, ascending.
     pub strategy_b: Vec<f64>,
     pub gap: f64,
+    /// The game's payoff matrix for A (row-major, k x k, rows A's cards ascending,
+    /// columns B's): what a decision's loss is measured with (`gops arena`).
+    #[serde(skip)]
+    pub matrix: Vec<f64>,
 }
 
 pub fn revealed_game(
@@ -184,6 +188,7 @@ pub fn solve_revealed(
         strategy_a: solver.strategy_a().to_vec(),
         strategy_b: solver.strategy_b().to_vec(),
         gap: outcome.gap,
+        matrix,
     })
 }
 

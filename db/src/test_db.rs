@@ -1,4 +1,4 @@
-//! Solved dbs for the crate's unit tests: a game solved in memory, its slices stored and
+//! Solved dbs for unit tests (this crate's and the arena's): a game solved in memory, its slices stored and
 //! its layers completed (and so sealed) as a solve stores and completes them.
 
 use std::path::Path;
@@ -14,7 +14,7 @@ use crate::store::{LayerRecord, Store};
 
 /// The db at `path` with layers 1 to `complete` of the `n`-card game stored and complete,
 /// through the writer's handle, which is returned (still holding the db).
-pub(crate) fn solved_store(path: &Path, n: u8, objective: Objective, complete: u8) -> Store {
+pub fn solved_store(path: &Path, n: u8, objective: Objective, complete: u8) -> Store {
     let solved = InMemorySolution::solve(n, objective).unwrap();
     let store = Store::open_or_create(path, n, objective).unwrap();
     for k in 1..=complete {
@@ -38,7 +38,7 @@ pub(crate) fn solved_store(path: &Path, n: u8, objective: Objective, complete: u
 }
 
 /// Every bit of a revealed game's answer: value, gap and both strategies.
-pub(crate) fn revealed_bits(game: &RevealedGame) -> Vec<u64> {
+pub fn revealed_bits(game: &RevealedGame) -> Vec<u64> {
     let mut all = vec![game.value.to_bits(), game.gap.to_bits()];
     all.extend(game.strategy_a.iter().map(|p| p.to_bits()));
     all.extend(game.strategy_b.iter().map(|p| p.to_bits()));

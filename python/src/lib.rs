@@ -3,9 +3,11 @@
 //! - `db`: `gops.open` and `gops.Db` (values, strategies, layers, Arrow tables);
 //! - `solve`: `gops.solve`, with progress and Ctrl-C;
 //! - `exploit`: `gops.exploitability` of a Python agent or a built-in policy;
+//! - `arena`: `gops.arena`'s runs and the games `gops.env` steps;
 //! - `cards`: hands and prize sets read from Python objects;
 //! - `errors`: the exceptions and the mapping of the solver's errors onto them.
 
+mod arena;
 mod cards;
 mod db;
 mod errors;
@@ -25,6 +27,8 @@ fn _gops(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::Layer>()?;
     m.add_class::<db::Strategy>()?;
     m.add_class::<exploit::Exploitability>()?;
+    m.add_class::<arena::ArenaGame>()?;
+    m.add_function(wrap_pyfunction!(arena::arena_run, m)?)?;
     m.add_function(wrap_pyfunction!(db::open, m)?)?;
     m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
     m.add_function(wrap_pyfunction!(exploit::exploitability, m)?)?;
