@@ -1,6 +1,7 @@
 //! Integration tests of the `gops` binary and its store, one module per concern.
 
 mod admission;
+mod arena;
 mod bad_input;
 mod books;
 mod browser;
