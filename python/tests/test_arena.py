@@ -99,6 +99,24 @@ def test_the_dbs_openspiel_policy_loses_nothing_and_a_uniform_one_does(solved, o
         assert worse["bot_faults"] == 0 and worse["mean_loss"] > 0.01
 
 
+@pytest.mark.skipif(not have_openspiel, reason="open_spiel is not installed")
+def test_an_openspiel_mcts_bot_plays_as_player_0_of_the_turn_based_game(solved):
+    import numpy as np
+    from open_spiel.python.algorithms import mcts
+
+    with gops.open(solved(4, "points")) as db:
+        game = gops.arena.turn_based_game(db)
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(1))
+        bot = mcts.MCTSBot(game, 2.0, 200, evaluator, random_state=np.random.RandomState(2))
+        ev = gops.arena.evaluate(bot, db, games=30, seed=6)
+        assert ev.summary["bot_faults"] == 0
+        assert len(ev.decisions) == 30 * 4
+        # every bid a card of the hand, the last round's forced
+        for _, d in ev.decisions.iterrows():
+            assert d["bid"] in d["hand"]
+        assert ev.summary["mean_loss"] >= -1e-12
+
+
 @pytest.mark.skipif(not have_gymnasium, reason="gymnasium is not installed")
 @pytest.mark.parametrize("objective", ["points", "win"])
 def test_the_environment_passes_gymnasiums_checker_and_its_dense_rewards_are_the_loss(solved, objective):

@@ -12,8 +12,9 @@ of:
   ``{"distribution": {...}}``);
 * an OpenSpiel policy of OpenSpiel's goofspiel (``action_probabilities``), asked at the
   OpenSpiel state the game's history leads to (see :mod:`gops.openspiel`);
-* an OpenSpiel bot (``step``), asked at that state of the game made turn-based, in which
-  the agent always moves first, so that it never sees the opponent's bid.
+* an OpenSpiel bot (``step``) of :func:`turn_based_game` ``(db)``, asked at that state
+  of the game made turn-based, as player 0, who moves first, so that it never sees the
+  opponent's bid.
 
 An answer that is not a distribution over the agent's hand forfeits the game, as a bot's
 would; an exception raised by the agent is raised again once the run ends.
@@ -77,12 +78,19 @@ def _policy_agent(os_policy, db: Db) -> Callable[[dict], Any]:
     return agent
 
 
-def _bot_agent(os_bot, db: Db) -> Callable[[dict], Any]:
+def turn_based_game(db: Db):
+    """OpenSpiel's goofspiel of ``db`` made turn-based (player 0 bids first, player 1 does
+    not see it): the game to make an OpenSpiel bot for (MCTS, say) that
+    :func:`evaluate` asks as player 0."""
     import pyspiel
 
     from .openspiel import game_for
 
-    turn_based = pyspiel.convert_to_turn_based(game_for(db))
+    return pyspiel.convert_to_turn_based(game_for(db))
+
+
+def _bot_agent(os_bot, db: Db) -> Callable[[dict], Any]:
+    turn_based = turn_based_game(db)
 
     def agent(request):
         if len(request["hand"]) == 1:
