@@ -18,7 +18,7 @@ use crate::serve::Served;
 use gops_common::rules::random_game_states;
 use rand::SeedableRng;
 
-use crate::support::{gops_ok, solve, temp_db};
+use crate::support::{gops_ok, join, solve, temp_db};
 
 /// The browser's command, if one is installed.
 fn chromium() -> Option<&'static str> {
@@ -264,15 +264,6 @@ fn the_page_explores_steps_back_and_plays_in_a_browser() {
     }
 }
 
-/// `cards` as the page's address writes them: `1,2,5`.
-fn joined(cards: &[u8]) -> String {
-    cards
-        .iter()
-        .map(u8::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 #[test]
 fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it() {
     let Some(browser) = browser_or_skip("browser link test") else {
@@ -295,9 +286,9 @@ fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it(
     let mut rng = rand::rngs::StdRng::seed_from_u64(52);
     let (state, _) = random_game_states(7, 1, &mut rng, |s| s.k() == 4 && s.diff != 0).remove(0);
     let (a, b, prizes) = (
-        joined(&state.a.to_vec()),
-        joined(&state.b.to_vec()),
-        joined(&state.prizes.to_vec()),
+        join(&state.a.to_vec()),
+        join(&state.b.to_vec()),
+        join(&state.prizes.to_vec()),
     );
     let diff = state.diff.to_string();
     let served = Served::start(&book, &[]);
