@@ -55,31 +55,61 @@ pub struct ArenaArgs {
     pub on_demand: OnDemandArgs,
 }
 
+/// Who plays against the equilibrium.
+enum Player {
+    /// A program speaking the protocol on stdin/stdout.
+    Program(String),
+    /// A service behind a URL.
+    Service(String),
+    Builtin(Builtin),
+}
+
+impl Player {
+    /// The one player the flags name (clap checks that exactly one is given).
+    fn of(args: &ArenaArgs) -> Result<Player, Failure> {
+        match (&args.bot, &args.bot_url, &args.builtin) {
+            (Some(command), None, None) => Ok(Player::Program(command.clone())),
+            (None, Some(url), None) if url.starts_with("http://") => {
+                Ok(Player::Service(url.clone()))
+            }
+            (None, Some(url), None) => Err(Failure::Usage(format!(
+                "--bot-url {url:?}: only http:// URLs (a TLS service goes behind a local proxy)"
+            ))),
+            (None, None, Some(name)) => Builtin::from_name(name)
+                .map(Player::Builtin)
+                .ok_or_else(|| Failure::Usage(format!("--builtin {name:?}: no such player"))),
+            _ => Err(Failure::Usage(
+                "give exactly one of --bot, --bot-url and --builtin".into(),
+            )),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Player::Program(command) => format!("the bot `{command}`"),
+            Player::Service(url) => format!("the bot at {url}"),
+            Player::Builtin(rule) => format!("the built-in `{}`", rule.name()),
+        }
+    }
+}
+
 /// The db's readers' slices, all threads together.
 const CACHE_BYTES: usize = 1 << 30;
 
 pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
-    if let Some(url) = &args.bot_url
-        && !url.starts_with("http://")
-    {
-        return Err(Failure::Usage(format!(
-            "--bot-url {url:?}: only http:// URLs (a TLS service goes behind a local proxy)"
-        )));
-    }
+    let player = Player::of(&args)?;
     let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
     let threads = threads_or_all_cores(args.threads);
     let limit = Duration::from_millis(args.timeout_ms);
-    let builtin = args.builtin.as_deref().and_then(Builtin::from_name);
     let make_bot = || -> Result<Box<dyn Bot + '_>, gops_arena::protocol::BotFault> {
-        Ok(match (&args.bot, &args.bot_url, builtin) {
-            (Some(command), _, _) => Box::new(ProcessBot::new(command, limit)),
-            (_, Some(url), _) => Box::new(HttpBot::new(url, limit)),
-            (_, _, Some(rule)) => Box::new(BuiltinBot::new(
-                rule,
+        Ok(match &player {
+            Player::Program(command) => Box::new(ProcessBot::new(command, limit)),
+            Player::Service(url) => Box::new(HttpBot::new(url, limit)),
+            Player::Builtin(rule) => Box::new(BuiltinBot::new(
+                *rule,
                 Oracle::new(&store, CACHE_BYTES / threads),
             )),
-            _ => unreachable!("clap requires one player"),
         })
     };
     let options = ArenaOptions {
@@ -111,13 +141,7 @@ pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let player = match (&args.bot, &args.bot_url, &args.builtin) {
-        (Some(c), _, _) => format!("the bot `{c}`"),
-        (_, Some(u), _) => format!("the bot at {u}"),
-        (_, _, Some(b)) => format!("the built-in `{b}`"),
-        _ => unreachable!("clap requires one player"),
-    };
-    print_summary(&summary, &player, &args.db);
+    print_summary(&summary, &player.label(), &args.db);
     Ok(())
 }
 

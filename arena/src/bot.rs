@@ -2,6 +2,7 @@
 //! rules that need nothing but the request, and the equilibrium itself as a bot (read
 //! from the db, for the run that must come out at 0).
 
+use gops_common::cards::CardSet;
 use gops_common::state::GameState;
 use gops_db::oracle::Oracle;
 
@@ -83,9 +84,10 @@ impl<'s> BuiltinBot<'s> {
 
     fn equilibrium(&mut self, request: &Request) -> Result<Vec<f64>, BotFault> {
         let oracle = self.oracle.as_mut().expect("made with an oracle");
-        let (own, other) = (request.hand_set(), {
-            gops_common::cards::CardSet::from_cards(&request.opponent_hand)
-        });
+        let (own, other) = (
+            CardSet::from_cards(&request.hand),
+            CardSet::from_cards(&request.opponent_hand),
+        );
         let (a, b, diff) = match request.seat {
             Seat::A => (own, other, request.diff),
             Seat::B => (other, own, -request.diff),
@@ -94,7 +96,7 @@ impl<'s> BuiltinBot<'s> {
             n: request.n,
             a,
             b,
-            prizes: gops_common::cards::CardSet::from_cards(&request.prizes),
+            prizes: CardSet::from_cards(&request.prizes),
             diff,
         };
         let game = oracle
