@@ -273,9 +273,10 @@ pub struct CoordinatorArgs {
     #[arg(long)]
     pub exit_when_done: bool,
     /// Lease nothing more once this run has stored this many slices, and say so in the
-    /// log: the run holds mid-way (for testing a restart).
-    #[arg(long, hide = true)]
-    pub stop_after_slices: Option<u64>,
+    /// log: the run holds mid-way (for testing a restart). The same hold as `solve
+    /// --hold-after-slices`; `--stop-after-slices`, its name before, still works.
+    #[arg(long, hide = true, alias = "stop-after-slices")]
+    pub hold_after_slices: Option<u64>,
 }
 
 #[derive(Args)]

@@ -197,7 +197,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         Coordinator::new(store, config, Arc::new(Silent))
             .map_err(|e| Failure::Runtime(e.to_string()))?,
     );
-    core.set_slice_budget(args.stop_after_slices);
+    core.set_slice_budget(args.hold_after_slices);
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener)

@@ -235,7 +235,7 @@ fn a_restarted_coordinator_resumes_and_redoes_nothing() {
     // stops leasing inside layer 6, whichever worker took which shard and however slowly
     // either process started (waiting for a worker's own line raced the other worker)
     let small = ["--shard-games", "5000"];
-    let held = [small.as_slice(), &["--stop-after-slices", "400"]].concat();
+    let held = [small.as_slice(), &["--hold-after-slices", "400"]].concat();
     let (mut coord, url) = coordinator(&db, 9, "127.0.0.1:0", &held);
     let address = url.trim_start_matches("http://").to_string();
     let w1 = worker(&url, &["--name", "w1"]);

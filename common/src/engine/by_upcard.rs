@@ -18,14 +18,13 @@ use crate::reach::Reach;
 use crate::slice::{Slice, UNREACHABLE};
 
 /// What the first pass found for a canonical pattern.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 enum Plan {
     /// Games to solve at the score differences `lo..hi` (the pattern's totals there);
     /// -1 below, +1 from `hi` on, set already.
     Window { lo: i32, hi: i32 },
     /// Its entries could not be prepared (a slice below too large for 32-bit positions):
     /// solved alone, pattern by pattern, at the end.
-    #[default]
     Alone,
 }
 

@@ -64,7 +64,7 @@ impl Coordinator {
             info!(
                 slices_stored = stored,
                 budget = budget.slices,
-                "slice budget reached: leasing nothing more (--stop-after-slices)"
+                "slice budget reached: leasing nothing more (--hold-after-slices)"
             );
         }
         true
