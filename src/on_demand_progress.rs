@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use gops_common::subtree::{SubtreeEstimate, SubtreeRoot};
+use gops_common::sync::lock;
 use gops_db::on_demand::{OnDemandError, SolveObserver};
 use indicatif::ProgressBar;
 use tracing::{info, warn};
@@ -31,7 +32,7 @@ impl OnDemandProgress {
     fn current(
         &self,
     ) -> std::sync::MutexGuard<'_, Option<(Instant, Option<&'static ProgressBar>)>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.current)
     }
 }
 

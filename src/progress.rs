@@ -8,6 +8,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use gops_common::plan::LayerSize;
+use gops_common::sync::lock;
 use gops_coordinator::observer::RunObserver;
 use gops_db::store::LayerRecord;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -152,7 +153,7 @@ impl BarObserver {
 
 impl RunObserver for BarObserver {
     fn plan(&self, layers: &[(LayerSize, usize)]) {
-        let mut per_layer = self.layer_games.lock().unwrap();
+        let mut per_layer = lock(&self.layer_games);
         *per_layer = layers.iter().map(|(s, _)| s.games_per_slice()).collect();
         let total: u64 = layers
             .iter()
@@ -172,7 +173,7 @@ impl RunObserver for BarObserver {
     }
 
     fn shard_done(&self, k: u8, slices: usize, games: u64) {
-        let per_slice = self.layer_games.lock().unwrap()[k as usize - 1];
+        let per_slice = lock(&self.layer_games)[k as usize - 1];
         let units = per_slice * slices as u64;
         self.bar.inc(units);
         let done = self.units_this_run.fetch_add(units, Ordering::Relaxed) + units;

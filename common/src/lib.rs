@@ -24,7 +24,8 @@
 //! - [`rules`]: a round played: a prize turned up, a bid drawn, the state after.
 //! - [`sealed_index`]: the bytes of a sealed layer's index of its slices' records.
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
-//! - [`subtree`]: one state's subtree solved on its own (a book's states below it).
+//! - [`subtree`]: one state's subtree solved on its own (a book's states below it);
+//! - [`sync`]: the one policy for a poisoned lock.
 
 pub mod audit;
 pub mod binomial;
@@ -49,6 +50,7 @@ pub mod slice_table;
 pub mod solution;
 pub mod state;
 pub mod subtree;
+pub mod sync;
 
 pub use cards::{CardSet, InputError, MAX_N};
 pub use objective::Objective;

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use gops_common::sync::lock;
 use gops_web::{AcceptPause, is_connection_error};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -108,7 +109,7 @@ impl AddressCounts {
     /// A slot for one more connection from `ip`, if its prefix has fewer than `cap`.
     fn try_add(self: &Arc<Self>, ip: IpAddr, cap: usize) -> Option<AddressSlot> {
         let prefix = address_prefix(ip);
-        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = lock(&self.0);
         let count = counts.entry(prefix).or_insert(0);
         if *count >= cap {
             return None;
@@ -129,7 +130,7 @@ struct AddressSlot {
 
 impl Drop for AddressSlot {
     fn drop(&mut self) {
-        let mut counts = self.counts.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = lock(&self.counts.0);
         if let Some(count) = counts.get_mut(&self.prefix) {
             *count -= 1;
             if *count == 0 {

@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gops_common::sync::lock;
 use tokio::sync::oneshot;
 use tonic::Status;
 
@@ -93,7 +94,7 @@ impl FetchSlots {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.shared)
     }
 
     /// Whether `party` may take a free slot now.

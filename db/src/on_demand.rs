@@ -17,7 +17,7 @@
 //!   explorer's progress view).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use gops_common::CardSet;
@@ -31,6 +31,7 @@ use gops_common::state::GameState;
 use gops_common::subtree::{
     SolvedSubtree, SubtreeEstimate, SubtreePlan, SubtreeRoot, SubtreeShape,
 };
+use gops_common::sync::lock;
 
 /// The default largest subtree solved on demand, in matrix games (estimated, at most):
 /// every state of the shipped books (the 13-card win book keeps layers 11-13, and its
@@ -456,10 +457,4 @@ impl OnDemand {
         kept.bytes += bytes;
         kept.solved.push(subtree);
     }
-}
-
-/// A lock whose holder never leaves its data half changed: a poisoned one is used as it
-/// is.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -14,6 +14,7 @@ use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::Slice;
 use gops_common::state::GameState;
+use gops_common::sync::lock;
 
 use crate::oracle::children;
 use crate::point_reads::{SliceReads, SliceSource};
@@ -59,7 +60,7 @@ impl SharedOracle {
     fn reads(&self) -> std::sync::MutexGuard<'_, SliceReads> {
         // a poisoned lock only means another thread panicked between two cache calls:
         // the caches are still whole
-        self.slices.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.slices)
     }
 
     /// The slice of `prizes` in layer `k`, holding at least the patterns `patterns`

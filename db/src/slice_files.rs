@@ -10,6 +10,7 @@
 //! overwritten in place; a slice stored again (a repaired one) is appended and indexed
 //! anew, and the old bytes are left unreferenced.
 
+use gops_common::sync::lock;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -89,7 +90,7 @@ impl SliceFiles {
 
     /// The data file of layer `k`, opened once; `create` makes it if it is missing.
     fn data_file(&self, k: u8, create: bool) -> io::Result<Arc<DataFile>> {
-        let mut open = self.open.lock().expect("data file table poisoned");
+        let mut open = lock(&self.open);
         if let Some(file) = open.get(&k) {
             return Ok(Arc::clone(file));
         }
@@ -126,7 +127,7 @@ impl SliceFiles {
         let mut joined = Vec::with_capacity(records.iter().map(Vec::len).sum());
         let mut places = Vec::with_capacity(records.len());
         {
-            let mut end = data.end.lock().expect("data file end poisoned");
+            let mut end = lock(&data.end);
             for record in records {
                 let len = u32::try_from(record.len()).map_err(|_| {
                     io::Error::new(io::ErrorKind::InvalidInput, "slice record over 4 GiB")
@@ -156,10 +157,7 @@ impl SliceFiles {
     /// Deletes layer `k`'s data file if it is there (what it held is no longer indexed);
     /// a read in flight finishes on the file it opened.
     pub fn remove(&self, k: u8) -> io::Result<()> {
-        self.open
-            .lock()
-            .expect("data file table poisoned")
-            .remove(&k);
+        lock(&self.open).remove(&k);
         match std::fs::remove_file(self.path(k)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
@@ -168,7 +166,7 @@ impl SliceFiles {
 
     /// Deletes every data file of this kind (what they held is no longer indexed).
     pub fn remove_all(&self) -> io::Result<()> {
-        let mut open = self.open.lock().expect("data file table poisoned");
+        let mut open = lock(&self.open);
         open.clear();
         for k in 0..=u8::MAX {
             match std::fs::remove_file(self.path(k)) {

@@ -7,6 +7,7 @@
 use std::sync::Mutex;
 
 use gops_common::state::GameState;
+use gops_common::sync::lock;
 use gops_db::on_demand::OnDemandError;
 use gops_db::query::{QueryError, parse_upcard, strategy_json, value_json};
 use gops_db::shared::SharedOracle;
@@ -165,7 +166,7 @@ impl Explorer {
     fn plays(&self) -> std::sync::MutexGuard<'_, PlayTable> {
         // the table is whole between any two of its calls: a panic elsewhere cannot
         // leave it half changed
-        self.plays.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.plays)
     }
 
     /// `POST /api/play/new[?seed=S]`: a new game against the equilibrium, its first

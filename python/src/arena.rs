@@ -14,6 +14,8 @@ use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
 use gops_db::shared::SharedOracle;
 use pyo3::prelude::*;
 
+use gops_common::sync::lock;
+
 use crate::db::Db;
 use crate::errors::{query_error, value_error};
 
@@ -39,10 +41,7 @@ impl Bot for PythonBot {
             },
             Err(e) => {
                 let message = e.to_string();
-                self.raised
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(e);
+                lock(&self.raised).get_or_insert(e);
                 Err(BotFault::Crashed(format!("the agent raised {message}")))
             }
         })
@@ -97,7 +96,7 @@ pub fn arena_run(
             }
         })
     });
-    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    if let Some(e) = lock(&raised).take() {
         return Err(e);
     }
     if let Some(e) = progress_error {

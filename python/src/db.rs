@@ -14,6 +14,8 @@ use gops_db::store::{LayerRecord, Store};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
+use gops_common::sync::lock;
+
 use crate::cards::game_state;
 use crate::errors::{DbError, GopsError, export_error, query_error, store_error, value_error};
 
@@ -45,9 +47,7 @@ impl Db {
 
     /// The open oracle, or the error of a closed db.
     pub fn oracle(&self) -> PyResult<Arc<SharedOracle>> {
-        self.oracle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.oracle)
             .clone()
             .ok_or_else(|| DbError::new_err(format!("db {} is closed", self.path.display())))
     }
@@ -271,7 +271,7 @@ impl Db {
     /// Releases the db (and its lock, if it holds one); any later call raises
     /// `gops.DbError`.
     fn close(&self) {
-        self.oracle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        lock(&self.oracle).take();
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -16,6 +16,7 @@ use gops_common::budget::{Role, available_memory, process_caches};
 use gops_common::cards::validate_n;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
+use gops_common::sync::lock;
 use gops_coordinator::in_process::{LocalRun, SolveOutcome, StopSignal, solve_direct};
 use gops_coordinator::observer::RunObserver;
 use gops_db::disk::DiskPlan;
@@ -53,7 +54,7 @@ impl Counts {
 
 impl RunObserver for Counts {
     fn plan(&self, layers: &[(LayerSize, usize)]) {
-        let mut per_slice = self.per_slice.lock().unwrap_or_else(|e| e.into_inner());
+        let mut per_slice = lock(&self.per_slice);
         *per_slice = layers.iter().map(|(s, _)| s.games_per_slice()).collect();
         let units = |f: &dyn Fn(&(LayerSize, usize)) -> u64| layers.iter().map(f).sum::<u64>();
         self.total.store(
@@ -71,7 +72,7 @@ impl RunObserver for Counts {
     }
 
     fn shard_done(&self, k: u8, slices: usize, _games: u64) {
-        let per_slice = self.per_slice.lock().unwrap_or_else(|e| e.into_inner());
+        let per_slice = lock(&self.per_slice);
         let units = per_slice.get(usize::from(k) - 1).copied().unwrap_or(0) * slices as u64;
         self.done.fetch_add(units, Ordering::Relaxed);
     }

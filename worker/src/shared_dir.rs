@@ -18,6 +18,7 @@ use gops_common::objective::Objective;
 use gops_common::prizes::prize_set_count;
 use gops_common::sealed_index::{SealedIndex, index_file_name, is_data_file_name};
 use gops_common::slice::SliceBytes;
+use gops_common::sync::lock;
 use gops_proto::v1::SlicePlace;
 
 /// The coordinator's db directory as this worker sees it, and its data files, each
@@ -72,7 +73,7 @@ impl SharedDir {
     }
 
     fn sealed_index(&self, n: u8, objective: Objective, k: u8) -> Option<Arc<SealedIndex>> {
-        let mut sealed = self.sealed.lock().expect("sealed indexes poisoned");
+        let mut sealed = lock(&self.sealed);
         if let Some(index) = sealed.get(&k) {
             return Some(Arc::clone(index));
         }
@@ -129,7 +130,7 @@ impl SharedDir {
     }
 
     fn file(&self, name: &str) -> Result<Arc<File>, String> {
-        let mut open = self.open.lock().expect("open data files poisoned");
+        let mut open = lock(&self.open);
         if let Some(file) = open.get(name) {
             return Ok(Arc::clone(file));
         }

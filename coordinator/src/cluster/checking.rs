@@ -3,6 +3,8 @@
 //! and the copies that disagree with a stored one re-checked in full
 //! ([`super::disputes`]).
 
+use gops_common::sync::lock;
+
 use super::submit::SubmissionContext;
 use super::*;
 
@@ -92,9 +94,7 @@ impl Coordinator {
                 self.config.verify_cache_bytes,
             )))
         });
-        let mut cache = cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut cache = lock(&cache);
         self.slices_below(&mut cache, k, ranks)
             .map_err(|e| match e {
                 CoreError::Store(e) => CheckFailure::Store(e),

@@ -250,9 +250,7 @@ impl Coordinator {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        gops_common::sync::lock(&self.inner)
     }
 
     pub fn store(&self) -> &Store {
