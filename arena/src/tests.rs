@@ -39,9 +39,12 @@ fn traverse(
 ) -> (f64, f64) {
     let objective = oracle.objective();
     if state.prizes.is_empty() {
-        let own = seat.own(f64::from(state.diff));
+        let own = match seat {
+            Seat::A => state.diff,
+            Seat::B => -state.diff,
+        };
         return match objective {
-            Objective::Win => (own.signum() * f64::from(u8::from(own != 0.0)), 0.0),
+            Objective::Win => (f64::from(own.signum()), 0.0),
             Objective::Points => (0.0, 0.0),
         };
     }

@@ -11,7 +11,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::support::{
-    gops, gops_ok, snapshot, solve, spawn_with_input, state_query, status_json, stderr, temp_db,
+    gops, make_book, snapshot, solve, spawn_with_input, state_query, status_json, stderr, temp_db,
 };
 
 /// States along random games of the `n`-card game with fewer than `below` cards left,
@@ -19,18 +19,6 @@ use crate::support::{
 fn states_below(n: u8, below: u8, count: usize) -> Vec<(GameState, u8)> {
     let mut rng = StdRng::seed_from_u64(52);
     random_game_states(n, count, &mut rng, |s| s.k() < below)
-}
-
-fn make_book(full: &Path, from: u8, out: &Path) {
-    gops_ok(&[
-        "book",
-        "--db",
-        full.to_str().unwrap(),
-        "--from-layer",
-        &from.to_string(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
 }
 
 #[test]

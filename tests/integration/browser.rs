@@ -18,7 +18,7 @@ use crate::serve::Served;
 use gops_common::rules::random_game_states;
 use rand::SeedableRng;
 
-use crate::support::{gops_ok, join, solve, temp_db};
+use crate::support::{gops_ok, join, make_book, solve, state_query, temp_db};
 
 /// The browser's command, if one is installed.
 fn chromium() -> Option<&'static str> {
@@ -272,15 +272,7 @@ fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it(
     let (dir, full) = temp_db();
     solve(&full, 7, &["--objective", "win"]);
     let book = dir.path().join("book");
-    gops_ok(&[
-        "book",
-        "--db",
-        full.to_str().unwrap(),
-        "--from-layer",
-        "6",
-        "--out",
-        book.to_str().unwrap(),
-    ]);
+    make_book(&full, 6, &book);
     // a state with 4 cards left, below the book's layers: the page's answers are solved
     // on demand, and checked against the full db's
     let mut rng = rand::rngs::StdRng::seed_from_u64(52);
@@ -324,23 +316,13 @@ fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it(
         "{result:#}"
     );
     // the chart is the full db's strategy of that state, to 6 digits
-    let upcard = result["chart"]["upcard"].as_u64().unwrap().to_string();
-    let exact: Value = serde_json::from_str(&gops_ok(&[
-        "strategy",
-        "--db",
-        full.to_str().unwrap(),
-        "--a",
-        &a,
-        "--b",
-        &b,
-        "--prizes",
-        &prizes,
-        &format!("--diff={diff}"),
-        "--upcard",
-        &upcard,
-        "--json",
-    ]))
-    .unwrap();
+    let upcard = result["chart"]["upcard"].as_u64().unwrap() as u8;
+    let exact = state_query(
+        &full,
+        (&state.a.to_vec(), &state.b.to_vec(), &state.prizes.to_vec()),
+        i64::from(state.diff),
+        Some(upcard),
+    );
     for side in ["a", "b"] {
         let shown = result["chart"][format!("strategy_{side}")]
             .as_array()

@@ -123,6 +123,19 @@ pub fn join(cards: &[u8]) -> String {
         .join(",")
 }
 
+/// `gops book --db FULL --from-layer FROM --out OUT`.
+pub fn make_book(full: &Path, from: u8, out: &Path) {
+    gops_ok(&[
+        "book",
+        "--db",
+        full.to_str().unwrap(),
+        "--from-layer",
+        &from.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
 /// `gops value --json` for a state, or `gops strategy --json` when `upcard` is given.
 pub fn state_query(
     db: &Path,
