@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use gops_common::sync::lock;
-use gops_web::{AcceptPause, is_connection_error};
+use gops_http::{AcceptPause, is_connection_error};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::futures::OwnedNotified;

@@ -14,8 +14,8 @@ use axum::http::header::{
 };
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
-pub use gops_web::tokens::basic_password;
-use gops_web::tokens::query_values;
+pub use gops_http::tokens::basic_password;
+use gops_http::tokens::query_values;
 
 use crate::cluster::Coordinator;
 use crate::service::AccessTokens;

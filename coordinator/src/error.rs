@@ -38,14 +38,35 @@ pub enum CoreError {
     Engine(#[from] EngineError),
 }
 
+/// Why a read of the store that mends damaged slices on the way failed: the store's
+/// failure, or the engine's while solving a damaged slice again.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFailure {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<ReadFailure> for CoreError {
+    fn from(failure: ReadFailure) -> CoreError {
+        match failure {
+            ReadFailure::Store(e) => CoreError::Store(e),
+            ReadFailure::Engine(e) => CoreError::Engine(e),
+        }
+    }
+}
+
 /// Why a run cannot go on: the coordinator stops (a supervisor may restart it once the
-/// cause is mended; nothing acknowledged is lost).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// cause is mended; nothing acknowledged is lost). `gops status --json`'s
+/// `failure_detail`, tagged by `kind`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunFailure {
     /// A write to the store failed (a full disk, an I/O error): sled keeps failing
     /// after that.
-    #[error("{0}")]
-    StoreUnwritable(String),
+    #[error("{message}")]
+    StoreUnwritable { fault: StoreFault, message: String },
     /// Workers of this many parties failed on the same shard.
     #[error(
         "workers of {parties} parties failed on the shard of layer {layer}, prize ranks {shard}, the last with: {last}"
@@ -56,6 +77,32 @@ pub enum RunFailure {
         shard: String,
         last: String,
     },
+}
+
+/// What kind of write failure stopped the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreFault {
+    /// The db's file system is full: free space and start again.
+    DiskFull,
+    /// Any other I/O error.
+    Io,
+}
+
+impl RunFailure {
+    /// The failure of a store that can no longer be written, its kind kept; `None` for
+    /// an error that does not stop the store.
+    pub fn of_store(e: &StoreError) -> Option<RunFailure> {
+        let fault = match e {
+            StoreError::DiskFull(_) => StoreFault::DiskFull,
+            StoreError::Io(_) => StoreFault::Io,
+            _ => return None,
+        };
+        Some(RunFailure::StoreUnwritable {
+            fault,
+            message: e.to_string(),
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

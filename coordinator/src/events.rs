@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const EVENTS_KEPT: usize = 100;
 
 /// What happened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A layer's last slice was stored and its record written.
@@ -30,6 +30,11 @@ pub enum EventKind {
     LeaseExpired,
     /// A submission failed its checks and was discarded.
     SubmissionRejected,
+    /// A worker could not solve its shard and gave it back.
+    ShardFailed,
+    /// A worker (or its token) had too many submissions rejected: its leases are taken
+    /// back and it gets no more.
+    Banned,
     /// A call presented another session's key.
     CallRefused,
     /// Two copies of a slice differed (both re-checked in full).
@@ -38,6 +43,9 @@ pub enum EventKind {
     SliceRepaired,
     /// The store can no longer be written: the coordinator stops.
     StoreFailed,
+    /// The run cannot go on for another cause (a shard no worker gets past): the
+    /// coordinator stops.
+    RunStopped,
 }
 
 /// One entry of the log.

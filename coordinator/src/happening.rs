@@ -82,7 +82,8 @@ pub(crate) enum Happening<'a> {
         slice: u32,
         why: &'a str,
     },
-    /// The run stops: a shard no worker gets past.
+    /// The run stops for `failure` (the store's own failure is [`Happening::StoreUnwritable`],
+    /// told with the store's error).
     RunStopped {
         failure: &'a RunFailure,
     },
@@ -103,14 +104,13 @@ impl Happening<'_> {
             Happening::WorkerLeft { .. } => EventKind::WorkerLeft,
             Happening::CallRefused { .. } => EventKind::CallRefused,
             Happening::LeaseExpired { .. } => EventKind::LeaseExpired,
-            Happening::SubmissionRejected { .. }
-            | Happening::ShardFailed { .. }
-            | Happening::Banned { .. } => EventKind::SubmissionRejected,
+            Happening::SubmissionRejected { .. } => EventKind::SubmissionRejected,
+            Happening::ShardFailed { .. } => EventKind::ShardFailed,
+            Happening::Banned { .. } => EventKind::Banned,
             Happening::Disagreement { .. } => EventKind::Disagreement,
             Happening::SliceRepaired { .. } => EventKind::SliceRepaired,
-            Happening::RunStopped { .. } | Happening::StoreUnwritable { .. } => {
-                EventKind::StoreFailed
-            }
+            Happening::RunStopped { .. } => EventKind::RunStopped,
+            Happening::StoreUnwritable { .. } => EventKind::StoreFailed,
         }
     }
 
@@ -245,9 +245,14 @@ impl Happening<'_> {
                     "damaged slice solved again and stored"
                 );
             }
-            Happening::RunStopped { failure } => {
-                error!(error = %failure, "stopping: a shard no worker gets past");
-            }
+            Happening::RunStopped { failure } => match failure {
+                RunFailure::ShardNoOneGetsPast { .. } => {
+                    error!(error = %failure, "stopping: a shard no worker gets past");
+                }
+                RunFailure::StoreUnwritable { .. } => {
+                    error!(error = %failure, "stopping: the store cannot be written");
+                }
+            },
             Happening::StoreUnwritable { error } => {
                 error!(error = %error, "the store cannot be written: stopping the coordinator");
             }
@@ -268,8 +273,9 @@ impl EventLog {
 mod tests {
     use super::*;
 
-    /// Every happening's kind and dashboard sentence, as the core wrote them before they
-    /// were one value (the dashboard and its readers see the same text).
+    /// Every happening's kind, its own for each variant, and its dashboard sentence, as
+    /// the core wrote it before they were one value (the dashboard and its readers see
+    /// the same text).
     #[test]
     fn each_happening_reads_as_its_event_did() {
         let record = LayerRecord {
@@ -285,7 +291,12 @@ mod tests {
         let worker = WorkerId(7);
         let who = || "worker \"w\" (7)".to_string();
         let rejection = Rejection::Repeated { rank: 5 };
-        let failure = RunFailure::StoreUnwritable("gone".into());
+        let failure = RunFailure::ShardNoOneGetsPast {
+            parties: 3,
+            layer: 6,
+            shard: "10..=12".into(),
+            last: "out of memory".into(),
+        };
         let error = StoreError::DiskFull("no space".into());
         let cases = [
             (
@@ -364,7 +375,7 @@ mod tests {
                     shard: "10-12",
                     why: "out of memory",
                 },
-                EventKind::SubmissionRejected,
+                EventKind::ShardFailed,
                 "worker \"w\" (7) failed on the shard of layer 6, prize ranks 10-12: out of memory",
             ),
             (
@@ -374,7 +385,7 @@ mod tests {
                     sessions: 2,
                     leases: 3,
                 },
-                EventKind::SubmissionRejected,
+                EventKind::Banned,
                 "worker \"w\" (7) is banned: 3 lease(s) of 2 session(s) taken back",
             ),
             (
@@ -398,8 +409,8 @@ mod tests {
             ),
             (
                 Happening::RunStopped { failure: &failure },
-                EventKind::StoreFailed,
-                "gone",
+                EventKind::RunStopped,
+                "workers of 3 parties failed on the shard of layer 6, prize ranks 10..=12, the last with: out of memory",
             ),
             (
                 Happening::StoreUnwritable { error: &error },
@@ -407,6 +418,12 @@ mod tests {
                 "the store cannot be written (the db's file system is full (no space): free space on it and start again (everything stored so far is kept and the run resumes)): the coordinator stops",
             ),
         ];
+        // a kind of its own for each variant
+        let kinds: std::collections::HashSet<EventKind> = cases
+            .iter()
+            .map(|(happening, _, _)| happening.kind())
+            .collect();
+        assert_eq!(kinds.len(), cases.len() - 1, "two WorkerJoined cases");
         let mut log = EventLog::new(cases.len());
         for (happening, kind, message) in cases {
             assert_eq!(happening.kind(), kind, "{message}");

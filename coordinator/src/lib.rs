@@ -5,8 +5,8 @@
 //! - [`cluster`]: the [`cluster::Coordinator`]: hello, lease, fetch, heartbeat, submit,
 //!   status, in that order, free of gRPC; one file per step (`sessions`, `leases`,
 //!   `slices`, `submit`, `checking`, `disputes`, `storing`, `replication`, `rejections`,
-//!   `layers`, `status`) around one struct and one lock, with its settings and its
-//!   answers in the leaves below.
+//!   `layers`, `status`) around one struct and one lock whose guarded state is in named
+//!   parts (`state`), with its settings and its answers in the leaves below.
 //! - [`config`]: the coordinator's settings and their bounds.
 //! - [`error`]: what its calls answer: errors and outcomes.
 //! - [`open_layer`]: the layer being solved: its progress record, engine, ledger and the
@@ -14,7 +14,8 @@
 //! - [`ledger`]: the lease ledger of the open layer (pure, takes `now`).
 //! - [`checks`]: what a submission must pass, with typed reasons for a rejection.
 //! - [`registry`]: the workers known to the coordinator.
-//! - [`status`]: the run's status, typed end to end (and its protocol message).
+//! - [`status`]: the run's status, typed end to end (and its protocol message);
+//!   [`trouble_wire`]: its failure and stall as fields on the wire.
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
 //! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
 //! - [`tokens`]: the tokens a coordinator accepts and the check of every call.
@@ -59,3 +60,4 @@ pub mod stall_clock;
 pub mod status;
 pub mod submit_gate;
 pub mod tokens;
+pub mod trouble_wire;

@@ -12,7 +12,7 @@ use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use gops_web::HttpLimits;
+use gops_http::HttpLimits;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
@@ -186,7 +186,7 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 /// `listener` until the task is dropped; with a token, only to requests that carry it
 /// (`/metrics`: `Authorization: Bearer <token>`; the dashboard also takes it as a Basic
 /// password or `?token=`). Each connection answers one request within
-/// [`CONNECTION_LIMIT`], at most [`MAX_CONNECTIONS`] at once ([`gops_web::serve`]).
+/// [`CONNECTION_LIMIT`], at most [`MAX_CONNECTIONS`] at once ([`gops_http::serve`]).
 pub async fn serve_metrics(
     listener: TcpListener,
     core: Arc<Coordinator>,
@@ -212,7 +212,7 @@ pub async fn serve_metrics_within(
         grace: Duration::ZERO,
         keep_alive: false,
     };
-    gops_web::serve(listener, router(core, tokens), limits).await
+    gops_http::serve(listener, router(core, tokens), limits).await
 }
 
 /// The routes: `GET /metrics`, `GET /` and `GET /api/status`; any other path is 404,

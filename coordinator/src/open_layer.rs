@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use gops_common::cache::SliceCache;
 use gops_common::engine::LayerEngine;
@@ -16,7 +17,7 @@ use gops_proto::ids::{LeaseId, WorkerId};
 use tracing::error;
 
 use crate::config::CoordinatorConfig;
-use crate::ledger::{LeaseLedger, Party};
+use crate::ledger::{Assignment, LeaseLedger, Party};
 
 /// A copy of a slice waiting for confirmation.
 #[derive(Clone, Copy, Debug)]
@@ -119,10 +120,46 @@ impl OpenLayer {
         &self.ledger
     }
 
-    /// The leases (granting, heartbeats, releases). Slices are marked stored through
-    /// [`OpenLayer::slice_stored`] and [`OpenLayer::slice_replaced`] only.
-    pub fn ledger_mut(&mut self) -> &mut LeaseLedger {
-        &mut self.ledger
+    // The leases change through the methods below; slices are marked stored through
+    // [`OpenLayer::slice_stored`] and [`OpenLayer::slice_replaced`] only, which keep the
+    // ledger, the progress and the authors together.
+
+    /// Ends the leases past their deadline at `now`: each lease and its holder.
+    pub fn expire_leases(&mut self, now: Instant) -> Vec<(LeaseId, WorkerId)> {
+        self.ledger.expire(now)
+    }
+
+    /// A shard for `worker` of `party`, with `live_workers` at work
+    /// ([`LeaseLedger::assign_among`]).
+    pub fn assign(
+        &mut self,
+        worker: WorkerId,
+        party: Party,
+        now: Instant,
+        live_workers: usize,
+    ) -> Assignment {
+        self.ledger.assign_among(worker, party, now, live_workers)
+    }
+
+    /// Extends `worker`'s lease; whether it is still held.
+    pub fn heartbeat(&mut self, worker: WorkerId, lease_id: LeaseId, now: Instant) -> bool {
+        self.ledger.heartbeat(worker, lease_id, now)
+    }
+
+    /// `worker` gives `lease_id` back unfinished (or its submission was rejected).
+    pub fn release(&mut self, worker: WorkerId, lease_id: LeaseId) {
+        self.ledger.release(worker, lease_id);
+    }
+
+    /// Gives back every lease `worker` holds: how many.
+    pub fn release_all(&mut self, worker: WorkerId) -> usize {
+        self.ledger.release_all(worker)
+    }
+
+    /// `party` (through `worker`) handed in a complete copy of the shard of `rank`, to
+    /// be confirmed by another party ([`LeaseLedger::copy_handed_in`]).
+    pub fn copy_handed_in(&mut self, rank: u32, party: Party, worker: WorkerId) {
+        self.ledger.copy_handed_in(rank, party, worker);
     }
 
     /// The cache of slices of layer k - 1 that re-solves read.
@@ -183,7 +220,7 @@ impl OpenLayer {
         claim: Claim,
         values: u64,
         worker: WorkerId,
-        now: std::time::Instant,
+        now: Instant,
     ) -> Option<FirstCopy> {
         let first = self.unconfirmed.remove(&rank);
         self.ledger.slice_stored(rank, now);
@@ -207,7 +244,7 @@ impl OpenLayer {
         claim: Claim,
         values: u64,
         worker: WorkerId,
-        now: std::time::Instant,
+        now: Instant,
     ) -> (Option<FirstCopy>, Option<WorkerId>) {
         self.progress.replace(
             rank,

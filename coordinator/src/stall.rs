@@ -6,14 +6,18 @@
 
 use std::time::{Duration, Instant};
 
-/// What is wrong, and for how long.
-#[derive(Clone, Debug, PartialEq, Eq)]
+use serde::Serialize;
+
+/// What is wrong, and for how long (in whole seconds): `gops status --json`'s
+/// `stall_detail`, tagged by `kind`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Stall {
     /// No worker has been live for this long.
-    NoWorker { for_: Duration },
+    NoWorker { for_seconds: u64 },
     /// These workers are live, but nothing has been stored for this long.
     NothingStored {
-        for_: Duration,
+        for_seconds: u64,
         workers: Vec<String>,
     },
 }
@@ -22,13 +26,16 @@ impl Stall {
     /// One line for the log, with the likely causes.
     pub fn describe(&self) -> String {
         match self {
-            Stall::NoWorker { for_ } => format!(
+            Stall::NoWorker { for_seconds } => format!(
                 "no live worker for {} s: start one with `gops worker --coordinator URL` (with the run's token), or check that the workers can reach this address",
-                for_.as_secs()
+                for_seconds
             ),
-            Stall::NothingStored { for_, workers } => format!(
+            Stall::NothingStored {
+                for_seconds,
+                workers,
+            } => format!(
                 "nothing stored for {} s while {} worker(s) are connected ({}): they may be unable to hand in (a network that drops large messages, a proxy's size limit), be stuck, or be solving very large shards",
-                for_.as_secs(),
+                for_seconds,
                 workers.len(),
                 workers.join(", ")
             ),
@@ -74,11 +81,11 @@ impl StallWatch {
         let quiet = |since: Instant| now.saturating_duration_since(since);
         let stall = if live_workers.is_empty() {
             (quiet(self.workers_seen_at) >= self.quiet_after).then(|| Stall::NoWorker {
-                for_: quiet(self.workers_seen_at),
+                for_seconds: quiet(self.workers_seen_at).as_secs(),
             })
         } else {
             (quiet(self.progress_at) >= self.quiet_after).then(|| Stall::NothingStored {
-                for_: quiet(self.progress_at),
+                for_seconds: quiet(self.progress_at).as_secs(),
                 workers: live_workers.to_vec(),
             })
         };
@@ -121,9 +128,7 @@ mod tests {
         assert_eq!(watch.observe(at(start, 30), 0, &[]), None);
         assert_eq!(
             watch.observe(at(start, 60), 0, &[]),
-            Some(Stall::NoWorker {
-                for_: Duration::from_secs(60)
-            })
+            Some(Stall::NoWorker { for_seconds: 60 })
         );
         assert_eq!(
             watch.observe(at(start, 90), 0, &[]),
@@ -156,7 +161,7 @@ mod tests {
         assert_eq!(
             stall,
             Stall::NothingStored {
-                for_: Duration::from_secs(60),
+                for_seconds: 60,
                 workers: w.clone()
             }
         );

@@ -9,7 +9,10 @@ use gops_db::status::{LayerStatus, RunStatus};
 use gops_proto::v1;
 use serde::Serialize;
 
+use crate::error::RunFailure;
 use crate::events::Event;
+use crate::stall::Stall;
+use crate::trouble_wire::{failure_from_proto, failure_to_proto, stall_from_proto, stall_to_proto};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ShardCounts {
@@ -61,8 +64,10 @@ pub struct ClusterStatus {
     pub disagreements: u64,
     /// Sessions the coordinator holds, live or silent (`workers` lists at most 1000).
     pub workers_registered: u64,
-    /// Why the coordinator is stopping, if its store cannot be written (a full disk).
+    /// Why the coordinator is stopping (its store cannot be written, or a shard no
+    /// worker gets past), in words; `failure_detail` has it as fields.
     pub failure: Option<String>,
+    pub failure_detail: Option<RunFailure>,
     /// Damaged slices found and solved again this run.
     pub repaired_slices: u64,
     /// Seconds to solve the games left ([`games_left`]) at the last minute's speed
@@ -71,8 +76,9 @@ pub struct ClusterStatus {
     /// tell, 0 once the run is complete.
     pub eta_seconds: Option<f64>,
     /// Why the run does not move, with the likely causes, while it does not
-    /// ([`crate::stall`]); `None` while it moves.
+    /// ([`crate::stall`]); `None` while it moves. `stall_detail` has it as fields.
     pub stall: Option<String>,
+    pub stall_detail: Option<Stall>,
 }
 
 impl ClusterStatus {
@@ -131,6 +137,8 @@ impl ClusterStatus {
             repaired_slices: self.repaired_slices,
             eta_seconds: self.eta_seconds,
             stall: self.stall.clone(),
+            failure_detail: self.failure_detail.as_ref().map(failure_to_proto),
+            stall_detail: self.stall_detail.as_ref().map(stall_to_proto),
         }
     }
 
@@ -209,6 +217,8 @@ impl ClusterStatus {
             repaired_slices: reply.repaired_slices,
             eta_seconds: reply.eta_seconds,
             stall: reply.stall,
+            failure_detail: reply.failure_detail.map(failure_from_proto).transpose()?,
+            stall_detail: reply.stall_detail.map(stall_from_proto).transpose()?,
         })
     }
 }
@@ -328,9 +338,14 @@ mod tests {
             disagreements: 3,
             workers_registered: 4,
             failure: Some("the db's file system is full".into()),
+            failure_detail: Some(RunFailure::StoreUnwritable {
+                fault: crate::error::StoreFault::DiskFull,
+                message: "the db's file system is full".into(),
+            }),
             repaired_slices: 5,
             eta_seconds: Some(2.0),
-            stall: None,
+            stall: Some("no live worker for 60 s".into()),
+            stall_detail: Some(Stall::NoWorker { for_seconds: 60 }),
         }
     }
 

@@ -3,7 +3,7 @@
 //! is opened with and carries on to its API calls); without tokens, anyone who reaches
 //! the address.
 
-use gops_web::tokens::{bearer, constant_time_eq, query_values};
+use gops_http::tokens::{bearer, constant_time_eq, query_values};
 
 use crate::params::TOKEN_KEY;
 

@@ -18,7 +18,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use gops_web::HttpLimits;
+use gops_http::HttpLimits;
 use serde_json::Value;
 use tokio::net::TcpListener;
 
@@ -55,7 +55,7 @@ pub async fn serve(
         grace: GRACE,
         keep_alive: true,
     };
-    gops_web::serve(listener, router(explorer, access), limits).await
+    gops_http::serve(listener, router(explorer, access), limits).await
 }
 
 /// The routes: `GET /` (the page), `GET /api/game`, `/api/value`, `/api/strategy`,

@@ -3,10 +3,20 @@
 //! and the copies that disagree with a stored one re-checked in full
 //! ([`super::disputes`]).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use gops_common::cache::SliceCache;
+use gops_common::engine::LayerEngine;
+use gops_common::slice::Slice;
 use gops_common::sync::lock;
 
+use super::Coordinator;
 use super::submit::SubmissionContext;
-use super::*;
+use crate::checks::{
+    CheckFailure, Rejection, SliceCheck, Submitted, check_form, check_slice, slice_fractions,
+};
+use crate::open_layer::OpenLayer;
 
 impl Coordinator {
     /// One round's checks: the new slices `fresh`, each with the share of its states that
@@ -79,7 +89,7 @@ impl Coordinator {
         &self,
         k: u8,
         ranks: &[u32],
-    ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CheckFailure> {
+    ) -> Result<HashMap<u32, Arc<Slice>>, CheckFailure> {
         let cache = {
             let inner = self.lock();
             inner
@@ -90,16 +100,9 @@ impl Coordinator {
         };
         // the layer completed meanwhile: its dependencies are still in the store
         let cache = cache.unwrap_or_else(|| {
-            Arc::new(Mutex::new(gops_common::cache::SliceCache::new(
-                self.config.verify_cache_bytes,
-            )))
+            Arc::new(Mutex::new(SliceCache::new(self.config.verify_cache_bytes)))
         });
         let mut cache = lock(&cache);
-        self.slices_below(&mut cache, k, ranks)
-            .map_err(|e| match e {
-                CoreError::Store(e) => CheckFailure::Store(e),
-                CoreError::Engine(e) => CheckFailure::Engine(e),
-                other => CheckFailure::Store(StoreError::Io(other.to_string())),
-            })
+        Ok(self.read_below(&mut cache, k, ranks)?)
     }
 }

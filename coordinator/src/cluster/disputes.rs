@@ -1,7 +1,14 @@
 //! Disputes: a copy that disagrees with the stored one (or with the first copy waiting
 //! for confirmation) is settled by re-solving both in full.
 
-use super::*;
+use gops_common::engine::LayerEngine;
+use gops_db::store::StoreError;
+use gops_proto::ids::WorkerId;
+use tracing::error;
+
+use super::Coordinator;
+use crate::checks::{CheckFailure, Submitted};
+use crate::happening::Happening;
 
 impl Coordinator {
     /// Settles each disputed copy: re-checked in full, and, when it passes, the stored
@@ -18,10 +25,10 @@ impl Coordinator {
         let k = engine.k();
         {
             let mut inner = self.lock();
-            inner.disagreements += disputed.len() as u64;
+            inner.trouble.disagreements += disputed.len() as u64;
             for s in disputed {
                 let who = Self::who(&inner, worker);
-                inner.events.note(Happening::Disagreement {
+                inner.notices.note(Happening::Disagreement {
                     worker,
                     who,
                     layer: k,

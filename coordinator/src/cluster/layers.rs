@@ -1,7 +1,14 @@
 //! Layers: opening the first incomplete one (completing those already stored) and
 //! completing the open one, which opens the next.
 
-use super::*;
+use gops_db::store::StoreError;
+use tracing::info;
+
+use super::Coordinator;
+use super::state::Inner;
+use crate::error::CoreError;
+use crate::happening::Happening;
+use crate::open_layer::OpenLayer;
 
 impl Coordinator {
     /// Opens the first incomplete layer from `from` on (completing any whose slices are
@@ -23,17 +30,17 @@ impl Coordinator {
             self.observer.layer_started(open.progress().size(), already);
             let complete = open.progress().is_complete();
             inner.open = Some(open);
-            inner.signal_change();
+            inner.notices.signal_change();
             if complete {
                 return self.complete_layer(inner);
             }
             return Ok(());
         }
         inner.open = None;
-        inner.finished_at.get_or_insert_with(Instant::now);
-        inner.signal_change();
+        inner.tally.finish();
+        inner.notices.signal_change();
         inner
-            .events
+            .notices
             .note(Happening::RunComplete { layers: self.n() });
         Ok(())
     }
@@ -47,14 +54,14 @@ impl Coordinator {
             StoreError::Corrupt(format!("layer {} completed with slices missing", open.k()))
         })?;
         inner
-            .events
+            .notices
             .note(Happening::LayerComplete { record: &record });
         self.observer.layer_done(&record);
         if let Some(keep_from) = self.store.keep_from_layer()
             && record.k > 1
             && self.store.is_released(record.k - 1)?
         {
-            inner.events.note(Happening::LayerReleased {
+            inner.notices.note(Happening::LayerReleased {
                 layer: record.k - 1,
                 keep_from,
             });
@@ -72,6 +79,6 @@ impl Coordinator {
     /// The open layer and how many slices this run stored (for an interrupted run).
     pub fn position(&self) -> (Option<u8>, u64) {
         let inner = self.lock();
-        (inner.open.as_ref().map(OpenLayer::k), inner.slices_this_run)
+        (inner.open.as_ref().map(OpenLayer::k), inner.tally.slices)
     }
 }

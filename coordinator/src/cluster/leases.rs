@@ -1,7 +1,14 @@
 //! Leases: a shard of the open layer for a worker, heartbeats that keep it, and
 //! giving it back.
 
-use super::*;
+use std::time::Instant;
+
+use gops_proto::ids::{Caller, LeaseId};
+
+use super::Coordinator;
+use crate::error::{CoreError, LeaseOutcome, RunFailure};
+use crate::happening::Happening;
+use crate::ledger::Assignment;
 
 impl Coordinator {
     pub fn lease(&self, caller: Caller, now: Instant) -> Result<LeaseOutcome, CoreError> {
@@ -9,24 +16,22 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, now)?;
         Self::check_standing(&inner, worker)?;
-        if Self::slice_budget_spent(&mut inner) {
+        if inner.slice_budget_spent() {
             return Ok(LeaseOutcome::Wait(self.config.retry_after));
         }
         let party = Self::party(&inner, worker);
         let live_workers = inner.workers.live_count(now, self.config.lease).max(1);
         let Some(open) = inner.open.as_mut() else {
             inner.workers.told_finished(worker);
-            inner.signal_change();
+            inner.notices.signal_change();
             return Ok(LeaseOutcome::Finished);
         };
         let k = open.k();
-        let expired = open.ledger_mut().expire(now);
-        let assignment = open
-            .ledger_mut()
-            .assign_among(worker, party, now, live_workers);
+        let expired = open.expire_leases(now);
+        let assignment = open.assign(worker, party, now, live_workers);
         for (lease_id, holder) in expired {
             let who = Self::who(&inner, holder);
-            inner.events.note(Happening::LeaseExpired {
+            inner.notices.note(Happening::LeaseExpired {
                 worker: holder,
                 who,
                 lease: lease_id,
@@ -38,7 +43,10 @@ impl Coordinator {
                 lease_id,
                 prize_ranks,
             } => {
-                inner.leased.extend(prize_ranks.iter().map(|&r| (k, r)));
+                inner
+                    .tally
+                    .leased
+                    .extend(prize_ranks.iter().map(|&r| (k, r)));
                 inner.workers.progress(worker, now);
                 LeaseOutcome::Shard {
                     lease_id,
@@ -48,26 +56,6 @@ impl Coordinator {
             }
             Assignment::Wait | Assignment::LayerDone => LeaseOutcome::Wait(self.config.retry_after),
         })
-    }
-
-    /// Whether this run has stored its slice budget; logs the hold the first time.
-    fn slice_budget_spent(inner: &mut Inner) -> bool {
-        let stored = inner.slices_this_run;
-        let Some(budget) = inner.slice_budget.as_mut() else {
-            return false;
-        };
-        if stored < budget.slices {
-            return false;
-        }
-        if !budget.announced {
-            budget.announced = true;
-            info!(
-                slices_stored = stored,
-                budget = budget.slices,
-                "slice budget reached: leasing nothing more (--hold-after-slices)"
-            );
-        }
-        true
     }
 
     pub fn heartbeat(
@@ -83,7 +71,7 @@ impl Coordinator {
         let kept = inner
             .open
             .as_mut()
-            .is_some_and(|open| open.ledger_mut().heartbeat(caller.worker, lease_id, now));
+            .is_some_and(|open| open.heartbeat(caller.worker, lease_id, now));
         if kept {
             inner.workers.progress(caller.worker, now);
         }
@@ -94,7 +82,7 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, Instant::now())?;
         if let Some(open) = inner.open.as_mut() {
-            open.ledger_mut().release(caller.worker, lease_id);
+            open.release(caller.worker, lease_id);
         }
         Ok(())
     }
@@ -126,45 +114,39 @@ impl Coordinator {
         else {
             return Ok(());
         };
-        open.ledger_mut().release(caller.worker, lease_id);
+        open.release(caller.worker, lease_id);
         let why: String = why.chars().take(1000).collect();
         let shard = describe_ranks(&ranks);
         let who = Self::who(&inner, caller.worker);
-        inner.events.note(Happening::ShardFailed {
+        inner.notices.note(Happening::ShardFailed {
             worker: caller.worker,
             who,
             layer: k,
             shard: &shard,
             why: &why,
         });
-        let (parties, last) = inner
-            .shard_failures
-            .entry((k, ranks[0]))
-            .or_insert_with(|| (HashSet::new(), String::new()));
-        if has_stored {
-            parties.insert(party);
-        }
-        *last = why;
-        let failed = parties.len();
-        if failed >= SHARD_FAILURES_TO_STOP && inner.failure.is_none() {
+        // only workers that stored a shard this run count towards stopping it
+        let counted = has_stored.then_some(party);
+        let (failed, last) = inner.health.shard_failed((k, ranks[0]), counted, why);
+        if failed >= SHARD_FAILURES_TO_STOP && inner.health.failure().is_none() {
             let failure = RunFailure::ShardNoOneGetsPast {
                 parties: failed,
                 layer: k,
                 shard,
-                last: inner.shard_failures[&(k, ranks[0])].1.clone(),
+                last,
             };
             inner
-                .events
+                .notices
                 .note(Happening::RunStopped { failure: &failure });
-            inner.failure = Some(failure);
-            inner.signal_change();
+            inner.health.fail(failure);
+            inner.notices.signal_change();
         }
         Ok(())
     }
 }
 
 /// Parties that must fail on one shard before the run stops.
-pub const SHARD_FAILURES_TO_STOP: usize = 3;
+pub(super) const SHARD_FAILURES_TO_STOP: usize = 3;
 
 /// Prize ranks as text, runs shortened: `4..=9, 12`.
 fn describe_ranks(ranks: &[u32]) -> String {

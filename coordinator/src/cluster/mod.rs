@@ -17,37 +17,21 @@
 //! (serving the layer below), `submit` (a submission's way: sorting, then rounds of the
 //! steps below, counting, its end), `checking` (the checks outside the lock), `disputes`
 //! (copies that disagree), `storing` (claims, writes and records), `replication` (first
-//! copies held), `rejections`, `layers` (completing one, opening the next), `status`.
+//! copies held), `rejections`, `layers` (completing one, opening the next), `status`;
+//! `state` holds the parts of what the lock guards.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Instant;
 
-use gops_common::engine::LayerEngine;
 use gops_common::kernel::PivotStart;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
-use gops_common::prizes::prize_set_count;
-use gops_common::slice::SliceBytes;
-use gops_db::status::run_status;
-use gops_db::store::{Located, Store, StoreError};
-use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
-use tracing::{error, info, warn};
+use gops_db::store::Store;
+use gops_proto::ids::{Caller, LeaseId, WorkerId};
 
-use crate::checks::{
-    CheckFailure, LeaseGrant, Rejection, SliceCheck, Submitted, check_form, check_slice,
-    slice_fractions, sort_submission,
-};
-use crate::events::{EventLog, unix_ms};
-use crate::happening::Happening;
-use crate::ledger::{Assignment, Party};
 use crate::observer::RunObserver;
-use crate::open_layer::{FirstCopy, OpenLayer};
-use crate::rate::RecentRate;
-use crate::registry::{Credential, Refusal, WorkerRegistry};
-use crate::stall::{Stall, StallWatch};
-use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
+use crate::registry::WorkerRegistry;
 
 mod checking;
 mod disputes;
@@ -57,79 +41,15 @@ mod rejections;
 mod replication;
 mod sessions;
 mod slices;
+mod state;
 mod status;
 mod storing;
 mod submit;
 
-use submit::SubmissionContext;
+use state::{Inner, SliceBudget};
 
 pub use crate::config::{CoordinatorConfig, LEASE_RANGE_MS};
-use crate::config::{MAX_LISTED_WORKERS, RACE_WAIT_LIMIT};
 pub use crate::error::{CoreError, LeaseOutcome, RunFailure, SubmitOutcome};
-
-/// A test's interruption: no more leases once this run has stored `slices` slices.
-struct SliceBudget {
-    slices: u64,
-    /// The hold was logged (once).
-    announced: bool,
-}
-
-/// What one round of storing did: stored, duplicates, and copies that lost a race to
-/// another copy with a different digest (disputes for the next round).
-#[derive(Default)]
-struct StoreRound {
-    stored: u32,
-    duplicates: u32,
-    held: u32,
-    raced: Vec<Submitted>,
-}
-
-struct Inner {
-    open: Option<OpenLayer>,
-    workers: WorkerRegistry,
-    /// The first lease id of the next layer opened.
-    next_lease: LeaseId,
-    started: Instant,
-    /// When the last layer completed: rates stop there.
-    finished_at: Option<Instant>,
-    slices_this_run: u64,
-    games_this_run: u64,
-    /// `games_this_run` over the last minute, for the time left.
-    recent: RecentRate,
-    rejected: u64,
-    /// Calls refused for a wrong session key.
-    refused_calls: u64,
-    /// Copies of a slice whose digest differed from the stored one's.
-    disagreements: u64,
-    /// Why the store can no longer be written (a full disk): the coordinator stops.
-    failure: Option<RunFailure>,
-    /// Damaged slices solved again this run.
-    repaired: u64,
-    /// Stop leasing after this many slices this run (tests of interruption).
-    slice_budget: Option<SliceBudget>,
-    /// Distinct (layer, prize rank) leased this run.
-    leased: HashSet<(u8, u32)>,
-    /// The last events, for the dashboard.
-    events: EventLog,
-    /// Shards workers failed on this run, by (layer, first prize rank): the parties
-    /// that failed, and the last reason given.
-    shard_failures: HashMap<(u8, u32), (HashSet<Party>, String)>,
-    /// Watches the run's progress for a stall ([`Coordinator::check_stall`]).
-    stalls: StallWatch,
-    /// Why the run does not move, as last found; `None` while it moves.
-    stall: Option<Stall>,
-    /// Counts the changes someone may wait for ([`Coordinator::changes`]).
-    changes: tokio::sync::watch::Sender<u64>,
-}
-
-impl Inner {
-    /// Wakes whoever waits on [`Coordinator::changes`]: a layer opened or the run
-    /// finished, slices stored, a failure, a worker told the run is finished or gone.
-    fn signal_change(&mut self) {
-        self.changes
-            .send_modify(|count| *count = count.wrapping_add(1));
-    }
-}
 
 /// A submission's sender as [`Coordinator::admit`] let it in: a live session that
 /// presented its key and was in good standing, and the lease it submits under. Made
@@ -206,31 +126,12 @@ impl Coordinator {
             config,
             layer_games,
             traffic: SliceTraffic::default(),
-            inner: Mutex::new({
-                let started = Instant::now();
-                Inner {
-                    open: None,
-                    workers: WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
-                    next_lease: LeaseId(first_id),
-                    started,
-                    finished_at: None,
-                    slices_this_run: 0,
-                    games_this_run: 0,
-                    recent: RecentRate::new(started),
-                    rejected: 0,
-                    refused_calls: 0,
-                    disagreements: 0,
-                    failure: None,
-                    shard_failures: HashMap::new(),
-                    stalls: StallWatch::new(quiet_after, started),
-                    stall: None,
-                    repaired: 0,
-                    slice_budget: None,
-                    leased: HashSet::new(),
-                    events: EventLog::default(),
-                    changes: tokio::sync::watch::Sender::new(0),
-                }
-            }),
+            inner: Mutex::new(Inner::new(
+                WorkerRegistry::new(WorkerId(first_id), max_rejections, max_sessions),
+                LeaseId(first_id),
+                quiet_after,
+                Instant::now(),
+            )),
             written: Condvar::new(),
             observer,
             resumed: false,
@@ -244,9 +145,10 @@ impl Coordinator {
     }
 
     /// A receiver that sees a new value whenever the run changes in a way a waiter may
-    /// care for (see [`Inner::signal_change`]): wait on it rather than poll the state.
+    /// care for (see [`state::Notices::signal_change`]): wait on it rather than poll the
+    /// state.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.lock().changes.subscribe()
+        self.lock().notices.subscribe()
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -276,10 +178,7 @@ impl Coordinator {
 
     /// Stops leasing once this run has stored `slices` slices.
     pub fn set_slice_budget(&self, slices: Option<u64>) {
-        self.lock().slice_budget = slices.map(|slices| SliceBudget {
-            slices,
-            announced: false,
-        });
+        self.lock().slice_budget = slices.map(SliceBudget::new);
     }
 
     /// Whether it went on from an earlier run that was not complete.
@@ -289,12 +188,12 @@ impl Coordinator {
 
     /// Distinct slices leased to workers this run.
     pub fn leased_this_run(&self) -> usize {
-        self.lock().leased.len()
+        self.lock().tally.leased.len()
     }
 
     /// Matrix games in the slices this run stored.
     pub fn games_this_run(&self) -> u64 {
-        self.lock().games_this_run
+        self.lock().tally.games
     }
 
     /// The store back, once the coordinator is done with it.

@@ -1,7 +1,13 @@
 //! A submission rejected: the event, the worker blamed, its lease taken back to be
 //! leased again, and once the blame bans it, every lease of its sessions.
 
-use super::*;
+use gops_proto::ids::{LeaseId, WorkerId};
+
+use super::Coordinator;
+use super::state::Inner;
+use crate::checks::Rejection;
+use crate::error::CoreError;
+use crate::happening::Happening;
 
 impl Coordinator {
     /// Rejects the submission of `worker` under `lease_id` for `why`; the error the
@@ -14,16 +20,16 @@ impl Coordinator {
         why: Rejection,
     ) -> CoreError {
         let who = Self::who(inner, worker);
-        inner.events.note(Happening::SubmissionRejected {
+        inner.notices.note(Happening::SubmissionRejected {
             worker,
             who,
             lease: lease_id,
             why: &why,
         });
-        inner.rejected += 1;
+        inner.trouble.rejected += 1;
         inner.workers.blame(worker);
         if let Some(open) = inner.open.as_mut() {
-            open.ledger_mut().release(worker, lease_id);
+            open.release(worker, lease_id);
         }
         Self::end_leases_of_banned(inner, worker);
         CoreError::Rejected(why)
@@ -39,12 +45,9 @@ impl Coordinator {
         let Some(open) = inner.open.as_mut() else {
             return;
         };
-        let taken: usize = banned
-            .iter()
-            .map(|&w| open.ledger_mut().release_all(w))
-            .sum();
+        let taken: usize = banned.iter().map(|&w| open.release_all(w)).sum();
         let who = Self::who(inner, worker);
-        inner.events.note(Happening::Banned {
+        inner.notices.note(Happening::Banned {
             worker,
             who,
             sessions: banned.len(),

@@ -2,7 +2,16 @@
 //! held, its bytes in the store's unconfirmed tree, until a copy from another party
 //! matches it; a shard whose every slice one party handed in goes to another party.
 
-use super::*;
+use std::collections::HashMap;
+
+use gops_proto::ids::WorkerId;
+
+use super::Coordinator;
+use super::storing::StoreRound;
+use crate::checks::Submitted;
+use crate::error::CoreError;
+use crate::ledger::Party;
+use crate::open_layer::{FirstCopy, OpenLayer};
 
 /// For each slice a second copy confirmed: the first copy's worker and the games of
 /// its slice.
@@ -60,8 +69,7 @@ impl Coordinator {
                 !open.ledger().is_missing(r) || open.first_copy(r).is_some_and(|f| f.party == party)
             });
             if complete {
-                open.ledger_mut()
-                    .copy_handed_in(s.prize_rank, party, worker);
+                open.copy_handed_in(s.prize_rank, party, worker);
             }
         }
         Ok((to_store, confirmed_by))

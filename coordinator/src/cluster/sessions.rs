@@ -1,7 +1,16 @@
 //! Sessions: hello, the key every later call presents, standing (bans), leaving,
 //! and whether every live worker has heard that the run is finished.
 
-use super::*;
+use std::time::{Duration, Instant};
+
+use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
+
+use super::state::Inner;
+use super::{Admitted, Coordinator};
+use crate::error::CoreError;
+use crate::happening::Happening;
+use crate::ledger::Party;
+use crate::registry::{Credential, Refusal};
 
 impl Coordinator {
     /// Opens a session: the worker's id and the key its later calls present.
@@ -33,7 +42,7 @@ impl Coordinator {
         })?;
         let who = Self::who(&inner, worker);
         let name = inner.workers.name(worker).unwrap_or("").to_owned();
-        inner.events.note(Happening::WorkerJoined {
+        inner.notices.note(Happening::WorkerJoined {
             worker,
             name: &name,
             who,
@@ -65,9 +74,9 @@ impl Coordinator {
         match inner.workers.authenticate(caller, now) {
             Ok(()) => Ok(()),
             Err(Refusal::WrongKey) => {
-                inner.refused_calls += 1;
+                inner.trouble.refused_calls += 1;
                 let who = Self::who(inner, caller.worker);
-                inner.events.note(Happening::CallRefused {
+                inner.notices.note(Happening::CallRefused {
                     worker: caller.worker,
                     who,
                 });
@@ -118,12 +127,12 @@ impl Coordinator {
         let mut inner = self.lock();
         Self::authenticate(&mut inner, &caller, Instant::now())?;
         if let Some(open) = inner.open.as_mut() {
-            open.ledger_mut().release_all(caller.worker);
+            open.release_all(caller.worker);
         }
         let who = Self::who(&inner, caller.worker);
         inner.workers.remove(caller.worker);
-        inner.signal_change();
-        inner.events.note(Happening::WorkerLeft {
+        inner.notices.signal_change();
+        inner.notices.note(Happening::WorkerLeft {
             worker: caller.worker,
             who,
         });

@@ -1,7 +1,20 @@
 //! Slices served to workers (fetched or located in the db directory), and damaged
 //! slices solved again on the way.
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use gops_common::cache::SliceCache;
+use gops_common::engine::LayerEngine;
+use gops_common::prizes::{prize_rank, prize_set_count};
+use gops_common::slice::{Slice, SliceBytes};
+use gops_db::store::{Located, StoreError};
+use tracing::error;
+
+use super::{Coordinator, SliceTraffic};
+use crate::error::{CoreError, ReadFailure};
+use crate::happening::Happening;
 
 impl Coordinator {
     /// Checks a fetch of slices of a complete layer (a worker's dependencies).
@@ -72,10 +85,20 @@ impl Coordinator {
     /// `cache`, damaged ones solved again first.
     pub fn slices_below(
         &self,
-        cache: &mut gops_common::cache::SliceCache,
+        cache: &mut SliceCache,
         k: u8,
         ranks: &[u32],
-    ) -> Result<HashMap<u32, Arc<gops_common::slice::Slice>>, CoreError> {
+    ) -> Result<HashMap<u32, Arc<Slice>>, CoreError> {
+        Ok(self.read_below(cache, k, ranks)?)
+    }
+
+    /// [`Coordinator::slices_below`] with the narrower failure of a read.
+    pub(super) fn read_below(
+        &self,
+        cache: &mut SliceCache,
+        k: u8,
+        ranks: &[u32],
+    ) -> Result<HashMap<u32, Arc<Slice>>, ReadFailure> {
         self.with_repairs(|| self.store.slices_below(cache, k, ranks.iter().copied()))
     }
 
@@ -85,45 +108,77 @@ impl Coordinator {
     pub(super) fn with_repairs<T>(
         &self,
         mut read: impl FnMut() -> Result<T, StoreError>,
-    ) -> Result<T, CoreError> {
-        // each repair mends one slice; a damaged slice below a damaged one is mended on
-        // the way
-        for _ in 0..64 {
+    ) -> Result<T, ReadFailure> {
+        // each repair mends one slice (and those below it that it met on the way)
+        for _ in 0..MAX_REPAIRS_PER_READ {
             match read() {
-                Err(StoreError::DamagedSlice { k, rank, why }) => self.repair(k, rank, &why)?,
-                other => return other.map_err(CoreError::from),
+                Err(StoreError::DamagedSlice { k, rank, why }) => self.repair(k, rank, why)?,
+                other => return Ok(other?),
             }
         }
-        Err(StoreError::Corrupt("too many damaged slices in one read".into()).into())
+        Err(StoreError::Corrupt(format!(
+            "more than {MAX_REPAIRS_PER_READ} damaged slices met in one read: run `gops verify` on this db"
+        ))
+        .into())
     }
 
-    /// Solves slice `rank` of layer `k` again from layer `k - 1` and stores it.
-    pub(super) fn repair(&self, k: u8, rank: u32, why: &str) -> Result<(), CoreError> {
-        error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: solving it again");
-        let engine = LayerEngine::new(self.n(), k, self.objective()).with_start(self.pivot_start());
-        let mut cache = gops_common::cache::SliceCache::new(self.config.verify_cache_bytes);
-        let below = loop {
-            match self.store.slices_below(&mut cache, k, [rank]) {
-                Err(StoreError::DamagedSlice {
-                    k: lower,
-                    rank: r,
-                    why,
-                }) if lower < k => self.repair(lower, r, &why)?,
-                other => break other?,
+    /// Solves slice `rank` of layer `k` again from layer `k - 1` and stores it; a damaged
+    /// slice of a lower layer met on the way is mended first. Each one waiting is of a
+    /// higher layer than the one above it in the stack, so the stack holds at most `k`.
+    fn repair(&self, k: u8, rank: u32, why: String) -> Result<(), ReadFailure> {
+        let mut waiting = vec![(k, rank, why)];
+        while let Some((k, rank, why)) = waiting.pop() {
+            match self.solve_again(k, rank, &why)? {
+                Some((lower, lower_rank, lower_why)) if lower < k => {
+                    waiting.push((k, rank, why));
+                    waiting.push((lower, lower_rank, lower_why));
+                }
+                Some((lower, lower_rank, lower_why)) => {
+                    return Err(StoreError::DamagedSlice {
+                        k: lower,
+                        rank: lower_rank,
+                        why: lower_why,
+                    }
+                    .into());
+                }
+                None => {
+                    let mut inner = self.lock();
+                    inner.trouble.repaired += 1;
+                    inner.notices.note(Happening::SliceRepaired {
+                        layer: k,
+                        slice: rank,
+                        why: &why,
+                    });
+                }
             }
-        };
-        let dependency = |prizes| &*below[&gops_common::prizes::prize_rank(prizes)];
-        let solved = engine.solve_slice(rank, &dependency)?;
-        self.store.put_repaired(k, rank, &solved.to_bytes())?;
-        {
-            let mut inner = self.lock();
-            inner.repaired += 1;
-            inner.events.note(Happening::SliceRepaired {
-                layer: k,
-                slice: rank,
-                why,
-            });
         }
         Ok(())
     }
+
+    /// One step of [`Self::repair`]: solves slice `rank` of layer `k` again and stores
+    /// it, or finds a damaged slice below it first (its layer, rank and damage).
+    #[allow(clippy::type_complexity)]
+    fn solve_again(
+        &self,
+        k: u8,
+        rank: u32,
+        why: &str,
+    ) -> Result<Option<(u8, u32, String)>, ReadFailure> {
+        error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: solving it again");
+        let engine = LayerEngine::new(self.n(), k, self.objective()).with_start(self.pivot_start());
+        let mut cache = SliceCache::new(self.config.verify_cache_bytes);
+        let below = match self.store.slices_below(&mut cache, k, [rank]) {
+            Err(StoreError::DamagedSlice { k, rank, why }) => return Ok(Some((k, rank, why))),
+            other => other?,
+        };
+        let dependency = |prizes| &*below[&prize_rank(prizes)];
+        let solved = engine.solve_slice(rank, &dependency)?;
+        self.store.put_repaired(k, rank, &solved.to_bytes())?;
+        Ok(None)
+    }
 }
+
+/// Damaged slices one read may mend before it gives up: far more than a db damaged by
+/// a crash holds (a write torn here and there), and a bound on the work a read does for
+/// a store damaged throughout, which `gops verify` should look at instead.
+const MAX_REPAIRS_PER_READ: usize = 64;

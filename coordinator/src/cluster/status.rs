@@ -1,11 +1,21 @@
 //! The run's status: the store's, the workers, the rates and the time left.
 
-use super::*;
+use std::time::{Instant, SystemTime};
+
+use gops_db::status::{LayerStatus, RunStatus, run_status};
+
+use super::Coordinator;
+use super::state::Inner;
+use crate::config::MAX_LISTED_WORKERS;
+use crate::error::{CoreError, RunFailure};
+use crate::events::unix_ms;
+use crate::stall::Stall;
+use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
 impl Coordinator {
     /// Why the coordinator must stop, if the run cannot go on.
     pub fn failure(&self) -> Option<RunFailure> {
-        self.lock().failure.clone()
+        self.lock().health.failure().cloned()
     }
 
     /// The status of the run: the store's, plus workers, rate and the open layer.
@@ -24,12 +34,14 @@ impl Coordinator {
         let (left, recent) = self.left_and_speed(&inner, &cluster.run.layers, now);
         Ok(LiveStatus {
             layer_games: self.layer_games.clone(),
-            games_this_run: inner.games_this_run,
+            games_this_run: inner.tally.games,
             games_left: left,
             recent_games_per_second: recent,
-            uptime_seconds: now.saturating_duration_since(inner.started).as_secs_f64(),
+            uptime_seconds: now
+                .saturating_duration_since(inner.tally.started)
+                .as_secs_f64(),
             now_unix_ms: unix_ms(SystemTime::now()),
-            events: inner.events.recent(),
+            events: inner.notices.events().recent(),
             cluster,
         })
     }
@@ -39,25 +51,23 @@ impl Coordinator {
     pub(super) fn left_and_speed(
         &self,
         inner: &Inner,
-        layers: &[gops_db::status::LayerStatus],
+        layers: &[LayerStatus],
         now: Instant,
     ) -> (u64, Option<f64>) {
         let left = games_left(layers, &self.layer_games);
-        let until = inner.finished_at.unwrap_or(now);
-        (left, inner.recent.per_second(until, inner.games_this_run))
+        let until = inner.tally.until(now);
+        (
+            left,
+            inner.tally.recent.per_second(until, inner.tally.games),
+        )
     }
 
-    pub(super) fn status_of(
-        &self,
-        inner: &Inner,
-        run: gops_db::status::RunStatus,
-        now: Instant,
-    ) -> ClusterStatus {
+    pub(super) fn status_of(&self, inner: &Inner, run: RunStatus, now: Instant) -> ClusterStatus {
         let (left, recent) = self.left_and_speed(inner, &run.layers, now);
         // a finished run's rates stay what they were at the end
-        let end = inner.finished_at.unwrap_or(now);
+        let end = inner.tally.until(now);
         let elapsed = end
-            .saturating_duration_since(inner.started)
+            .saturating_duration_since(inner.tally.started)
             .as_secs_f64()
             .max(1e-9);
         let (open_layer, shards) = match &inner.open {
@@ -79,22 +89,24 @@ impl Coordinator {
             open_layer,
             shards,
             // a finished run keeps its final table: everyone who stored slices
-            workers: match inner.finished_at {
+            workers: match inner.tally.finished_at {
                 Some(end) => inner.workers.contributors(end, MAX_LISTED_WORKERS),
                 None => inner
                     .workers
                     .live(now, self.config.lease * 2, MAX_LISTED_WORKERS),
             },
-            slices_per_second: inner.slices_this_run as f64 / elapsed,
-            games_per_second: inner.games_this_run as f64 / elapsed,
-            rejected_submissions: inner.rejected,
-            refused_calls: inner.refused_calls,
-            disagreements: inner.disagreements,
+            slices_per_second: inner.tally.slices as f64 / elapsed,
+            games_per_second: inner.tally.games as f64 / elapsed,
+            rejected_submissions: inner.trouble.rejected,
+            refused_calls: inner.trouble.refused_calls,
+            disagreements: inner.trouble.disagreements,
             workers_registered: inner.workers.len() as u64,
-            failure: inner.failure.as_ref().map(RunFailure::to_string),
-            repaired_slices: inner.repaired,
+            failure: inner.health.failure().map(RunFailure::to_string),
+            failure_detail: inner.health.failure().cloned(),
+            repaired_slices: inner.trouble.repaired,
             eta_seconds: eta_seconds(left, recent.unwrap_or(0.0)),
-            stall: inner.stall.as_ref().map(Stall::describe),
+            stall: inner.health.stall.as_ref().map(Stall::describe),
+            stall_detail: inner.health.stall.clone(),
         }
     }
 
@@ -105,7 +117,7 @@ impl Coordinator {
     pub fn check_stall(&self, now: Instant) -> Option<Stall> {
         let mut inner = self.lock();
         if inner.open.is_none() {
-            inner.stall = None;
+            inner.health.stall = None;
             return None;
         }
         let names: Vec<String> = inner
@@ -114,9 +126,9 @@ impl Coordinator {
             .into_iter()
             .map(|w| w.name)
             .collect();
-        let games = inner.games_this_run;
-        let report = inner.stalls.observe(now, games, &names);
-        inner.stall = inner.stalls.current().cloned();
+        let games = inner.tally.games;
+        let report = inner.health.stalls.observe(now, games, &names);
+        inner.health.stall = inner.health.stalls.current().cloned();
         report
     }
 }

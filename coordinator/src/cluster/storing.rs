@@ -3,7 +3,28 @@
 //! under replicated verification the first copies are held ([`super::replication`]). A
 //! write that fails stops the run.
 
-use super::*;
+use std::sync::MutexGuard;
+
+use gops_common::slice::SliceBytes;
+use tracing::{error, warn};
+
+use super::Coordinator;
+use super::replication::ConfirmedBy;
+use super::state::Inner;
+use super::submit::SubmissionContext;
+use crate::checks::Submitted;
+use crate::error::{CoreError, RunFailure};
+use crate::happening::Happening;
+
+/// What one round of storing did: stored, duplicates, and copies that lost a race to
+/// another copy with a different digest (disputes for the next round).
+#[derive(Default)]
+pub(super) struct StoreRound {
+    pub(super) stored: u32,
+    pub(super) duplicates: u32,
+    pub(super) held: u32,
+    pub(super) raced: Vec<Submitted>,
+}
 
 impl Coordinator {
     /// Claims, for writing without the lock, the checked slices still missing that no
@@ -82,7 +103,7 @@ impl Coordinator {
         // replicated verification: a first copy waits for another party's, and only a
         // matching second copy is stored; the first copy's worker and the games of its
         // slice, credited below
-        let mut confirmed_by = replication::ConfirmedBy::new();
+        let mut confirmed_by = ConfirmedBy::new();
         if self.config.verify_mode.replicates() {
             (new, confirmed_by) = self.hold_or_confirm(open, party, worker, new, &mut round)?;
         }
@@ -127,13 +148,10 @@ impl Coordinator {
         for (_, (first, first_games)) in confirmed_by {
             inner.workers.credit(first, 1, first_games);
         }
-        inner.slices_this_run += u64::from(round.stored);
+        inner.tally.stored(now, u64::from(round.stored), games);
         if round.stored > 0 {
-            inner.signal_change();
+            inner.notices.signal_change();
         }
-        inner.games_this_run = inner.games_this_run.saturating_add(games);
-        let total = inner.games_this_run;
-        inner.recent.record(now, total);
         inner.workers.credit(worker, u64::from(round.stored), games);
         if round.stored > 0 {
             self.observer.shard_done(k, round.stored as usize, games);
@@ -182,14 +200,14 @@ impl Coordinator {
     /// stops (and a supervisor restarts it once the cause is mended). Nothing is lost:
     /// what was acknowledged was flushed before.
     pub(super) fn note_failure(inner: &mut Inner, e: &CoreError) {
-        if let CoreError::Store(e @ (StoreError::DiskFull(_) | StoreError::Io(_))) = e {
-            if inner.failure.is_none() {
-                inner.events.note(Happening::StoreUnwritable { error: e });
+        let CoreError::Store(error) = e else {
+            return;
+        };
+        if let Some(failure) = RunFailure::of_store(error) {
+            if inner.health.fail(failure) {
+                inner.notices.note(Happening::StoreUnwritable { error });
             }
-            inner
-                .failure
-                .get_or_insert_with(|| RunFailure::StoreUnwritable(e.to_string()));
-            inner.signal_change();
+            inner.notices.signal_change();
         }
     }
 }

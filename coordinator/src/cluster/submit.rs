@@ -2,8 +2,33 @@
 //! slices sorted under the lock, then in rounds checked without it ([`super::checking`]),
 //! written and recorded ([`super::storing`]), counted; a rejection at any step
 //! ([`super::rejections`]); the end of the submission, which may complete the layer.
+//!
+//! Where the coordinator's lock is taken, in order, for a submission settled in one
+//! round (each a `self.lock()` in this file or the one named):
+//!
+//! 1. the sorting ([`Coordinator::submit_admitted`]): standing, lease, sorting;
+//! 2. the cache of the layer below, only when states are to be re-solved
+//!    ([`super::checking`]), and once more for the disputes if there are any
+//!    ([`super::disputes`]);
+//! 3. the verdict of the checks: a rejection, or the claims of the slices to write
+//!    ([`Coordinator::write_unclaimed`]);
+//! 4. after the write: the records, the counts and the worker's credit;
+//! 5. the end ([`Coordinator::end_submission`]), which may complete the layer.
+//!
+//! A copy that raced another one to the store adds a round (steps 2 to 4 again, after a
+//! wait on the write it met), at most [`SUBMISSION_ROUNDS`] in all.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+use gops_common::engine::LayerEngine;
+use gops_proto::ids::{Caller, LeaseId, WorkerId};
+
+use super::state::Inner;
+use super::{Admitted, Coordinator};
+use crate::checks::{CheckFailure, LeaseGrant, Rejection, Submitted, sort_submission};
+use crate::config::RACE_WAIT_LIMIT;
+use crate::error::{CoreError, SubmitOutcome};
 
 /// Who hands in under which lease, for which layer's engine, and when: what every step
 /// of a submission after the sorting needs.
@@ -39,6 +64,12 @@ impl Drop for SubmissionUnderWay<'_> {
     }
 }
 
+/// Rounds a submission may take: the first, and two more for copies that raced another
+/// submission's copy of the same slice (with a different digest) to the store and are
+/// settled as disputes once that write ends. A copy still racing after them is rejected
+/// as differing from the stored one: a worker that keeps losing races is not trusted.
+const SUBMISSION_ROUNDS: usize = 3;
+
 impl Coordinator {
     /// Validates and stores a worker's finished slices. All or nothing: one bad slice
     /// rejects the submission, and the lease goes back to be leased again.
@@ -67,7 +98,7 @@ impl Coordinator {
         now: Instant,
     ) -> Result<SubmitOutcome, CoreError> {
         let (worker, lease_id) = (admitted.caller.worker, admitted.lease);
-        // 1. cheap checks under the lock: standing, lease, sorting
+        // step 1: the cheap checks under the lock: standing, lease, sorting
         let (engine, fresh, disputed, duplicates) = {
             let mut inner = self.lock();
             Self::check_standing(&inner, worker)?;
@@ -130,11 +161,11 @@ impl Coordinator {
             held: 0,
         };
         // a copy that raced another one to the store becomes a dispute in a second round
-        for _round in 0..3 {
+        for _round in 0..SUBMISSION_ROUNDS {
             if fresh.is_empty() && disputed.is_empty() {
                 break;
             }
-            // 2. the expensive checks, without the lock
+            // the expensive checks, without the lock (step 2 takes it briefly)
             let verdict = self.check_round(context, &fresh, &disputed);
             let mut inner = self.lock();
             let (checked, replaced) = match verdict {
@@ -152,7 +183,7 @@ impl Coordinator {
                 .zip(replaced)
                 .filter_map(|(s, r)| r.map(|values| (s, values)))
                 .collect();
-            // 3. write what is still missing, flushed, without the lock
+            // write what is still missing, flushed, without the lock (steps 3 and 4)
             let (mut inner, claimed) = self.write_unclaimed(inner, engine.k(), &checked)?;
             // then record it (and store, under the lock, the rarer kinds: replacements
             // and replicated copies)
@@ -163,30 +194,31 @@ impl Coordinator {
             outcome.duplicates += round.duplicates;
             outcome.held += round.held;
             disputed = round.raced;
-            if !disputed.is_empty() {
-                // a copy that met another one being written: wait for that write to end
-                let ranks: Vec<u32> = disputed.iter().map(|s| s.prize_rank).collect();
-                let being_written = |inner: &mut Inner| {
-                    let open = inner.open.as_ref().filter(|o| o.k() == engine.k());
-                    open.is_some_and(|o| ranks.iter().any(|&r| o.being_written(r).is_some()))
-                };
-                let waited = self
-                    .written
-                    .wait_timeout_while(inner, RACE_WAIT_LIMIT, being_written);
-                drop(waited.unwrap_or_else(|poisoned| poisoned.into_inner()));
+            if disputed.is_empty() {
+                if outcome.stored + outcome.held > 0 {
+                    inner.workers.credit_shard(worker);
+                    inner.workers.progress(worker, Instant::now());
+                }
+                return Ok(outcome);
             }
+            // a copy that met another one being written: wait for that write to end
+            let ranks: Vec<u32> = disputed.iter().map(|s| s.prize_rank).collect();
+            let being_written = |inner: &mut Inner| {
+                let open = inner.open.as_ref().filter(|o| o.k() == engine.k());
+                open.is_some_and(|o| ranks.iter().any(|&r| o.being_written(r).is_some()))
+            };
+            let waited = self
+                .written
+                .wait_timeout_while(inner, RACE_WAIT_LIMIT, being_written);
+            drop(waited.unwrap_or_else(|poisoned| poisoned.into_inner()));
         }
-        if let Some(s) = disputed.first() {
-            let mut inner = self.lock();
-            let why = Rejection::DiffersFromStored { rank: s.prize_rank };
-            return Err(self.reject(&mut inner, worker, lease_id, why));
-        }
-        if outcome.stored + outcome.held > 0 {
-            let mut inner = self.lock();
-            inner.workers.credit_shard(worker);
-            inner.workers.progress(worker, Instant::now());
-        }
-        Ok(outcome)
+        // every round met another copy being written with a different digest
+        let Some(s) = disputed.first() else {
+            return Ok(outcome);
+        };
+        let mut inner = self.lock();
+        let why = Rejection::DiffersFromStored { rank: s.prize_rank };
+        Err(self.reject(&mut inner, worker, lease_id, why))
     }
 
     /// A submission to layer `k` is over (whatever its outcome): the layer completes

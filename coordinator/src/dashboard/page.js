@@ -192,8 +192,9 @@
   const KINDS = {
     layer_complete: "layer complete", run_complete: "run complete", layer_released: "data removed",
     worker_joined: "worker joined", worker_left: "worker left", lease_expired: "lease expired",
-    submission_rejected: "rejected", call_refused: "call refused",
+    submission_rejected: "rejected", shard_failed: "shard failed", banned: "banned", call_refused: "call refused",
     disagreement: "disagreement", slice_repaired: "repaired", store_failed: "store failed",
+    run_stopped: "run stopped",
   };
 
   function events(s) {

@@ -2,6 +2,7 @@
 //! submitter's lease, a shard no worker gets past.
 
 use crate::support::*;
+use gops_coordinator::events::EventKind;
 
 #[test]
 fn repeated_late_and_expired_submissions_change_nothing() {
@@ -175,4 +176,27 @@ fn a_shard_that_fails_on_three_workers_stops_the_run_naming_it() {
         text.contains(&format!("layer {layer}")) && text.contains("3 parties"),
         "{text}"
     );
+    // the status carries it as fields, also as `gops status --coordinator --json`
+    // prints it, after the wire
+    let status = core.status(now).unwrap();
+    let wired = gops_coordinator::status::ClusterStatus::from_proto(status.to_proto()).unwrap();
+    for status in [status, wired] {
+        let json = serde_json::to_value(&status).unwrap();
+        let detail = &json["failure_detail"];
+        assert_eq!(detail["kind"], "shard_no_one_gets_past", "{json}");
+        assert_eq!(detail["parties"], 3);
+        assert_eq!(detail["layer"], u64::from(layer));
+        assert_eq!(detail["last"], "matrix game not certified");
+        assert_eq!(json["failure"], text.as_str());
+    }
+    // and its event is of its own kind, after the failures of the shard
+    let kinds: Vec<EventKind> = core
+        .live_status(now)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds.last(), Some(&EventKind::RunStopped), "{kinds:?}");
+    assert!(kinds.contains(&EventKind::ShardFailed), "{kinds:?}");
 }
