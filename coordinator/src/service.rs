@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gops_proto::answers;
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
@@ -34,19 +35,20 @@ use crate::submit_gate::SubmitGate;
 pub use crate::tokens::{AccessTokens, TokenCheck};
 
 impl From<CoreError> for Status {
+    /// Each error as the status contract ([`gops_proto::answers`]) says.
     fn from(e: CoreError) -> Status {
         let message = e.to_string();
         match e {
             CoreError::Version { .. }
             | CoreError::NotReady(_)
             | CoreError::Banned(..)
-            | CoreError::CredentialBanned(_) => Status::failed_precondition(message),
-            CoreError::UnknownWorker(_) => Status::not_found(message),
-            CoreError::WrongSession(_) => Status::permission_denied(message),
-            CoreError::Full(_) => Status::resource_exhausted(message),
-            CoreError::BadRequest(_) | CoreError::Rejected(_) => Status::invalid_argument(message),
+            | CoreError::CredentialBanned(_) => answers::precondition(message),
+            CoreError::UnknownWorker(_) => answers::forgotten(message),
+            CoreError::WrongSession(_) => answers::wrong_key(message),
+            CoreError::Full(_) => answers::busy(message),
+            CoreError::BadRequest(_) | CoreError::Rejected(_) => answers::bad_request(message),
             CoreError::Store(_) | CoreError::Engine(_) | CoreError::Config(_) => {
-                Status::internal(message)
+                answers::coordinator_failed(message)
             }
         }
     }
@@ -64,7 +66,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> Result<T, Status> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| Status::internal(format!("handler failed: {e}")))?
+        .map_err(|e| answers::coordinator_failed(format!("handler failed: {e}")))?
         .map_err(Status::from)
 }
 
@@ -273,11 +275,11 @@ impl CoordinatorRpc for Service {
         let r = request.into_inner();
         let core = Arc::clone(&self.core);
         let (caller, lease) = (caller(r.worker_id, &r.session_key)?, LeaseId(r.lease_id));
-        if r.failure.is_empty() {
-            blocking(move || core.release(caller, lease)).await?;
-        } else {
-            let why = r.failure;
-            blocking(move || core.release_failed(caller, lease, &why, Instant::now())).await?;
+        match r.failure.filter(|why| !why.is_empty()) {
+            None => blocking(move || core.release(caller, lease)).await?,
+            Some(why) => {
+                blocking(move || core.release_failed(caller, lease, &why, Instant::now())).await?;
+            }
         }
         Ok(Response::new(ReleaseReply {}))
     }

@@ -3,8 +3,10 @@
 //! enforce, typed ids ([`ids`]) and the conversion of slices to and from messages
 //! ([`wire`]), the codec that bounds what a message costs to decode ([`codec`]), and the
 //! metadata by which a `Submit` call names its sender before its message ([`call_metadata`]),
-//! and an error's chain of causes on one line ([`error_text`]).
+//! the gRPC status contract between the two sides ([`answers`]), and an error's chain of
+//! causes on one line ([`error_text`]).
 
+pub mod answers;
 pub mod call_metadata;
 pub mod codec;
 pub mod error_text;

@@ -76,7 +76,7 @@ async fn attack(client: &mut Client) -> usize {
                 worker_id: victim,
                 lease_id: 1,
                 session_key: forged_key.clone(),
-                failure: String::new(),
+                failure: None,
             })
             .await
             .unwrap_err();

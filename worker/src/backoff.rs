@@ -1,10 +1,11 @@
 //! Retrying a coordinator that is unreachable: exponential backoff with jitter, and the
-//! split of errors into transient (retry) and permanent (give up), TLS refusals included.
+//! TLS refusals that retrying does not mend (which statuses are tried again is the
+//! protocol's status contract, [`gops_proto::answers`]).
 
 use std::time::Duration;
 
 use rand::Rng;
-use tonic::{Code, Status};
+use tonic::Status;
 
 #[derive(Clone, Debug)]
 pub struct Backoff {
@@ -50,21 +51,6 @@ impl Backoff {
     }
 }
 
-/// Whether a failed call may succeed if tried again (the coordinator restarting, the
-/// network dropping), as opposed to a refusal that will not change.
-pub fn is_transient(code: Code) -> bool {
-    matches!(
-        code,
-        Code::Unavailable
-            | Code::Unknown
-            | Code::DeadlineExceeded
-            | Code::Aborted
-            | Code::Cancelled
-            | Code::ResourceExhausted
-            | Code::Internal
-    )
-}
-
 /// The TLS failure behind a failed call, if that is what it was: a certificate that is
 /// not trusted, expired or for another name, a peer that does not speak TLS. Retrying
 /// does not mend these, although gRPC reports them as `Unavailable`; a dropped network
@@ -93,6 +79,7 @@ pub fn tls_refusal(status: &Status) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tonic::Code;
 
     #[test]
     fn delays_grow_and_are_capped() {
@@ -109,9 +96,6 @@ mod tests {
                 .min(Duration::from_millis(100));
             assert!(d >= full / 2 && d <= full, "attempt {attempt}: {d:?}");
         }
-        assert!(is_transient(Code::Unavailable));
-        assert!(!is_transient(Code::Unauthenticated));
-        assert!(!is_transient(Code::InvalidArgument));
     }
 
     #[test]

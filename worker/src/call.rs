@@ -1,17 +1,19 @@
 //! One call to the coordinator, retried: transient failures are retried with backoff
 //! until the coordinator has been unreachable for too long, or the worker was asked to
 //! stop more than a grace period ago; "unknown worker" asks the caller to greet again;
-//! a TLS refusal and every other error are final.
+//! a TLS refusal, the coordinator's own failure and every refusal are final (the status
+//! contract: [`gops_proto::answers`]).
 
 use std::future::Future;
 use std::time::Duration;
 
+use gops_proto::answers::Answer;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tonic::{Code, Status};
+use tonic::Status;
 use tracing::warn;
 
-use crate::backoff::{Backoff, is_transient, tls_refusal};
+use crate::backoff::{Backoff, tls_refusal};
 use crate::error::ClientError;
 use crate::link::Link;
 
@@ -51,16 +53,30 @@ where
     let mut stop = stop.clone();
     let mut stop_seen: Option<Instant> = None;
     loop {
-        match f(link.clone()).await {
+        let status = match f(link.clone()).await {
             Ok(reply) => return Ok(Called::Done(reply)),
-            Err(status) if status.code() == Code::NotFound => return Ok(Called::Forgotten),
-            Err(status) if tls_refusal(&status).is_some() => {
-                let why = tls_refusal(&status).unwrap_or_default();
-                return Err(ClientError::Refused(format!(
-                    "{what}: TLS with the coordinator failed: {why}"
+            Err(status) => status,
+        };
+        if let Some(why) = tls_refusal(&status) {
+            return Err(ClientError::Refused(format!(
+                "{what}: TLS with the coordinator failed: {why}"
+            )));
+        }
+        match Answer::of(&status) {
+            Answer::Forgotten => return Ok(Called::Forgotten),
+            Answer::CoordinatorFailed => {
+                return Err(ClientError::CoordinatorFailed(format!(
+                    "{what}: {}",
+                    status.message()
                 )));
             }
-            Err(status) if is_transient(status.code()) => {
+            Answer::Refused => {
+                return Err(ClientError::Refused(format!(
+                    "{what}: {}",
+                    status.message()
+                )));
+            }
+            Answer::TryAgain => {
                 if started.elapsed() > backoff.give_up_after {
                     return Err(ClientError::GaveUp(
                         started.elapsed(),
@@ -89,12 +105,6 @@ where
                     _ = stop.changed(), if !stopping => {}
                 }
                 attempt += 1;
-            }
-            Err(status) => {
-                return Err(ClientError::Refused(format!(
-                    "{what}: {}",
-                    status.message()
-                )));
             }
         }
     }

@@ -17,7 +17,7 @@ use gops_common::cache::SliceCache;
 use gops_common::cards::CardSet;
 use gops_common::engine::{LayerEngine, SolvedSlice};
 use gops_common::prizes::{prize_rank, prize_set_count};
-use gops_common::shard::{ShardError, ShardSolver};
+use gops_common::shard::ShardSolver;
 use gops_common::slice::Slice;
 use gops_proto::ids::LeaseId;
 use gops_proto::v1::{LeaseRequest, LeaveRequest, ReleaseRequest, lease_reply};
@@ -123,15 +123,21 @@ async fn work<L: Link>(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<WorkerSummary, ClientError> {
     let solver = Arc::new(ShardSolver::new(config.threads)?);
-    let mut session = Session::new(link, config.backoff.clone(), shutdown.clone());
-    session.hello(&config.name, config.threads).await?;
+    let mut session = Session::greet(
+        link,
+        config.backoff.clone(),
+        shutdown.clone(),
+        &config.name,
+        config.threads,
+    )
+    .await?;
     let cache_bytes = match config.memory_budget {
         None => config.cache_bytes,
         Some(budget) => {
-            let need = bounded_need(session.n, session.objective);
+            let need = bounded_need(session.n(), session.objective());
             let split =
                 CacheSplit::of(budget, need, Role::Worker).ok_or_else(|| ClientError::Budget {
-                    n: session.n,
+                    n: session.n(),
                     need_mib: need.div_ceil(1 << 20),
                     budget_mib: budget >> 20,
                 })?;
@@ -203,7 +209,7 @@ async fn work<L: Link>(
                 continue;
             }
             Next::Forgotten => {
-                session.hello(&config.name, config.threads).await?;
+                session.greet_again(&config.name, config.threads).await?;
                 continue;
             }
         };
@@ -211,7 +217,7 @@ async fn work<L: Link>(
             (ready.shard.layer, ready.shard.lease_id, ready.leased_at);
         let (solved, prefetched) =
             solve_leasing_ahead(&session, &solver, &mut sources, &mut engine, ready).await;
-        let solved = match solved.and_then(|r| r.map_err(ClientError::from)) {
+        let solved = match solved {
             Ok(slices) => slices,
             Err(error) => {
                 error!(layer, error = %error, "shard failed; giving it back");
@@ -287,7 +293,7 @@ async fn next_shard<L: Link>(
     let started = Instant::now();
     let request = LeaseRequest {
         worker_id: session.id().0,
-        session_key: session.key.to_wire(),
+        session_key: session.key().to_wire(),
     };
     let reply = match session
         .call("lease", |c| {
@@ -309,7 +315,7 @@ async fn next_shard<L: Link>(
         Some(lease_reply::Reply::Shard(shard)) => shard,
         None => return Err(ClientError::Protocol("empty lease reply".into())),
     };
-    let shard = LeasedShard::from_proto(shard, session.n)?;
+    let shard = LeasedShard::from_proto(shard, session.n())?;
     let layer = shard.layer;
     // per shard: a detail (`--log debug`); layers are what the default log shows
     debug!(
@@ -321,7 +327,7 @@ async fn next_shard<L: Link>(
     let layer_engine = match engine.as_ref().filter(|e| e.k() == layer) {
         Some(e) => Arc::clone(e),
         None => {
-            let (n, objective, start) = (session.n, session.objective, session.pivot_start);
+            let (n, objective, start) = (session.n(), session.objective(), session.pivot_start());
             let built = tokio::task::spawn_blocking(move || {
                 LayerEngine::new(n, layer, objective).with_start(start)
             })
@@ -356,7 +362,7 @@ async fn solve_leasing_ahead<L: Link>(
     engine: &mut Option<Arc<LayerEngine>>,
     ready: ReadyShard,
 ) -> (
-    Result<Result<Vec<SolvedSlice>, ShardError>, ClientError>,
+    Result<Vec<SolvedSlice>, ClientError>,
     Result<Next, ClientError>,
 ) {
     let started = Instant::now();
@@ -370,56 +376,66 @@ async fn solve_leasing_ahead<L: Link>(
     let solving = solve_with_heartbeats(session, solver, layer_engine, deps, &shard);
     let leasing = next_shard(session, sources, engine);
     tokio::pin!(solving, leasing);
-    let (mut solved, mut next) = (None, None);
-    let mut solved_in = Duration::ZERO;
-    while solved.is_none() || next.is_none() {
+    let mut next = None;
+    let solved = loop {
         // the next shard's lease, once held, is kept alive while this one is solved
         let held = match &next {
-            Some(Ok(Next::Ready(r))) if solved.is_none() => Some(r.shard.lease_id),
+            Some(Ok(Next::Ready(r))) => Some(r.shard.lease_id),
             _ => None,
         };
-        let beats = keep_lease(
-            session.client.clone(),
-            session.caller(),
-            held.unwrap_or(LeaseId(0)),
-            session.lease / 3,
-            Phase::Solving,
-        );
-        tokio::select! {
-            result = &mut solving, if solved.is_none() => {
-                solved_in = started.elapsed();
-                solved = Some(result);
+        let beats = async {
+            match held {
+                Some(lease_id) => {
+                    keep_lease(
+                        session.client.clone(),
+                        session.caller(),
+                        lease_id,
+                        session.lease() / 3,
+                        Phase::Solving,
+                    )
+                    .await
+                }
+                None => std::future::pending().await,
             }
+        };
+        tokio::select! {
+            result = &mut solving => break result,
             result = &mut leasing, if next.is_none() => next = Some(result),
-            () = beats, if held.is_some() => unreachable!("heartbeats never end"),
+            never = beats => match never {},
         }
-    }
+    };
+    let solved_in = started.elapsed();
+    let next = match next {
+        Some(next) => next,
+        None => leasing.await,
+    };
     debug!(
         layer = shard.layer,
         lease_and_fetch_ms = prepared_in.as_millis() as u64,
         solve_ms = solved_in.as_millis() as u64,
         "shard solved"
     );
-    (
-        solved.expect("loop ends with both"),
-        next.expect("loop ends with both"),
-    )
+    (solved, next)
 }
 
 /// Gives a lease back unfinished; the coordinator not answering is no reason to stop
 /// (the lease expires anyway).
 async fn release<L: Link>(session: &Session<L>, lease_id: LeaseId) {
-    release_failed(session, lease_id, "").await;
+    give_back(session, lease_id, None).await;
 }
 
-/// Gives a lease back saying why the shard failed (empty: a plain give-back), so the
-/// coordinator can stop a run on a shard no worker gets past.
+/// Gives a lease back saying why the shard failed, so the coordinator can stop a run
+/// on a shard no worker gets past.
 async fn release_failed<L: Link>(session: &Session<L>, lease_id: LeaseId, failure: &str) {
+    give_back(session, lease_id, Some(failure.to_string())).await;
+}
+
+async fn give_back<L: Link>(session: &Session<L>, lease_id: LeaseId, failure: Option<String>) {
     let request = ReleaseRequest {
         worker_id: session.id().0,
         lease_id: lease_id.0,
-        session_key: session.key.to_wire(),
-        failure: failure.to_string(),
+        session_key: session.key().to_wire(),
+        failure,
     };
     let _ = session.client.release(request).await;
 }
@@ -430,7 +446,7 @@ async fn release_failed<L: Link>(session: &Session<L>, lease_id: LeaseId, failur
 async fn leave<L: Link>(session: &Session<L>) {
     let request = LeaveRequest {
         worker_id: session.id().0,
-        session_key: session.key.to_wire(),
+        session_key: session.key().to_wire(),
     };
     let _ = tokio::time::timeout(Duration::from_secs(5), session.client.leave(request)).await;
 }
@@ -442,7 +458,7 @@ async fn solve_with_heartbeats<L: Link>(
     engine: Arc<LayerEngine>,
     deps: HashMap<u32, Arc<Slice>>,
     shard: &LeasedShard,
-) -> Result<Result<Vec<SolvedSlice>, ShardError>, ClientError> {
+) -> Result<Vec<SolvedSlice>, ClientError> {
     let solver = Arc::clone(solver);
     let ranks = shard.prize_ranks.clone();
     let task = tokio::task::spawn_blocking(move || {
@@ -453,14 +469,14 @@ async fn solve_with_heartbeats<L: Link>(
         session.client.clone(),
         session.caller(),
         shard.lease_id,
-        session.lease / 3,
+        session.lease() / 3,
         Phase::Solving,
     );
     tokio::select! {
-        result = task => {
-            result.map_err(|e| ClientError::Local(format!("the solver's thread failed: {e}")))
-        }
-        () = beats => unreachable!("heartbeats never end"),
+        result = task => result
+            .map_err(|e| ClientError::Local(format!("the solver's thread failed: {e}")))?
+            .map_err(ClientError::from),
+        never = beats => match never {},
     }
 }
 

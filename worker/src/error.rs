@@ -1,6 +1,7 @@
 //! How a worker's work fails: one error type for every module of the worker (a leaf, so
 //! that they need not reach into the main loop for it), which says whose fault it was:
-//! the coordinator's ([`ClientError::Protocol`], [`ClientError::Refused`]), the
+//! the coordinator's ([`ClientError::Protocol`], [`ClientError::Refused`],
+//! [`ClientError::CoordinatorFailed`]), the
 //! network's ([`ClientError::GaveUp`], [`ClientError::NeverReached`]) or the worker's
 //! own ([`ClientError::Local`], [`ClientError::Solver`], [`ClientError::Budget`]).
 
@@ -14,6 +15,10 @@ pub enum ClientError {
     Address(String, String),
     #[error("the coordinator refused: {0}")]
     Refused(String),
+    /// The coordinator's own failure (its store cannot be written, its engine failed):
+    /// it stops; this worker's work was not at fault.
+    #[error("the coordinator failed (not this worker's fault; the coordinator stops): {0}")]
+    CoordinatorFailed(String),
     #[error("gave up after the coordinator was unreachable for {} s: {}", .0.as_secs(), .1)]
     GaveUp(Duration, String),
     /// The coordinator was never reached (a mistyped address, a coordinator not started).

@@ -120,7 +120,7 @@ impl SliceSources {
                 layer: u32::from(below),
                 prize_ranks: chunk.to_vec(),
             };
-            let sealed = shared.sealed_places(session.n, session.objective, below, chunk);
+            let sealed = shared.sealed_places(session.n(), session.objective(), below, chunk);
             if sealed.is_some() {
                 self.counts.placed_by_sealed_index += chunk.len() as u64;
             }
@@ -155,7 +155,7 @@ impl SliceSources {
             let (places, unplaced): (Vec<SlicePlace>, Vec<SlicePlace>) =
                 places.into_iter().partition(|p| !p.file.is_empty());
             left.extend(unplaced.iter().map(|p| p.prize_rank));
-            let (n, objective, reader) = (session.n, session.objective, shared.clone());
+            let (n, objective, reader) = (session.n(), session.objective(), shared.clone());
             let read = tokio::task::spawn_blocking(move || {
                 read_places(&reader, n, objective, below, places)
             })
@@ -255,7 +255,7 @@ async fn fetch<L: Link>(
             "fetch answered 'unknown worker'".into(),
         ));
     };
-    accept_fetched(session.n, session.objective, below, chunk, fetched)
+    accept_fetched(session.n(), session.objective(), below, chunk, fetched)
 }
 
 /// The slices of `layer` asked for as `asked` (prize ranks, in order), decoded from the

@@ -1,6 +1,7 @@
 //! Heartbeats that keep a lease alive while its shard is solved or submitted: one bounded
 //! call every third of the lease, failures logged and never fatal.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use gops_proto::ids::{Caller, LeaseId};
@@ -43,14 +44,15 @@ async fn heartbeat<L: Link>(
     }
 }
 
-/// Heartbeats `lease_id` every `every`, forever: raced against the work it keeps alive.
+/// Heartbeats `lease_id` every `every`, forever (it never returns, as its type says):
+/// raced against the work it keeps alive.
 pub async fn keep_lease<L: Link>(
     client: L,
     caller: Caller,
     lease_id: LeaseId,
     every: Duration,
     phase: Phase,
-) {
+) -> Infallible {
     let mut beats = tokio::time::interval(every.max(Duration::from_millis(1)));
     // a process frozen for a while (SIGSTOP, a suspended machine) sends one heartbeat on
     // waking, not one for every beat it missed

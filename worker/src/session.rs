@@ -1,6 +1,7 @@
-//! A worker's session with its coordinator: the client, the retry policy, the id and
-//! session key the coordinator gave it at `Hello` and the game it runs. A restarted coordinator forgets
-//! its workers; the session then says hello again and checks the game is the same.
+//! A worker's session with its coordinator: the client, the retry policy, and the
+//! welcome of its `Hello` (the id and session key the coordinator gave it, the game it
+//! runs), without which no session exists. A restarted coordinator forgets its workers;
+//! the session then says hello again and checks the game is the same.
 
 use std::future::Future;
 use std::time::Duration;
@@ -19,22 +20,15 @@ use crate::connection::Client;
 use crate::error::ClientError;
 use crate::link::Link;
 
+/// A greeted session: it exists only with the coordinator's welcome ([`Session::greet`]).
 /// `L`: how calls reach the coordinator (gRPC, or an in-memory one in tests).
 pub struct Session<L: Link = Client> {
     pub client: L,
     pub backoff: Backoff,
     /// Turns true when the worker is asked to stop.
     pub stop: watch::Receiver<bool>,
-    /// `None` until the first hello is answered.
-    pub worker_id: Option<WorkerId>,
-    /// The secret every call after `Hello` presents with the worker id.
-    pub key: SessionKey,
-    pub n: u8,
-    pub objective: Objective,
-    /// How the kernel starts each simplex: the coordinator's db's arithmetic.
-    pub pivot_start: PivotStart,
-    /// How long a lease lasts without a heartbeat.
-    pub lease: Duration,
+    /// The id, key and game of the last hello.
+    welcome: Welcome,
 }
 
 /// What a worker learns from a hello.
@@ -77,33 +71,83 @@ impl Welcome {
 }
 
 impl<L: Link> Session<L> {
-    /// A session not yet greeted.
-    pub fn new(client: L, backoff: Backoff, stop: watch::Receiver<bool>) -> Session<L> {
-        Session {
+    /// Says hello to a coordinator not reached yet (failing fast on a mistyped
+    /// address): the session, greeted.
+    pub async fn greet(
+        client: L,
+        backoff: Backoff,
+        stop: watch::Receiver<bool>,
+        name: &str,
+        threads: usize,
+    ) -> Result<Session<L>, ClientError> {
+        let first_contact = backoff.for_first_contact();
+        let welcome = match hello(&client, &first_contact, &stop, name, threads).await {
+            Err(ClientError::GaveUp(after, why)) => {
+                return Err(ClientError::NeverReached(after, why));
+            }
+            other => other?,
+        };
+        info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator");
+        Ok(Session {
             client,
             backoff,
             stop,
-            worker_id: None,
-            key: SessionKey([0; SessionKey::LEN]),
-            n: 0,
-            objective: Objective::Points,
-            pivot_start: PivotStart::default(),
-            lease: Duration::from_secs(60),
-        }
+            welcome,
+        })
     }
 
-    /// The id the coordinator gave this worker (0 before the first hello, which the
-    /// coordinator never hands out).
+    /// Says hello again, to a coordinator that restarted and forgot this worker: the
+    /// game must be the same.
+    pub async fn greet_again(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
+        let welcome = hello(&self.client, &self.backoff, &self.stop, name, threads).await?;
+        let old = &self.welcome;
+        if (welcome.n, welcome.objective, welcome.pivot_start)
+            != (old.n, old.objective, old.pivot_start)
+        {
+            return Err(ClientError::Protocol(
+                "the coordinator now runs another game".into(),
+            ));
+        }
+        info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator again");
+        self.welcome = welcome;
+        Ok(())
+    }
+
+    /// The id the coordinator gave this worker.
     pub fn id(&self) -> WorkerId {
-        self.worker_id.unwrap_or_default()
+        self.welcome.worker_id
+    }
+
+    /// The secret every call after `Hello` presents with the worker id.
+    pub fn key(&self) -> SessionKey {
+        self.welcome.key
     }
 
     /// Who this worker's calls say they come from.
     pub fn caller(&self) -> Caller {
         Caller {
-            worker: self.id(),
-            key: self.key,
+            worker: self.welcome.worker_id,
+            key: self.welcome.key,
         }
+    }
+
+    /// The game: cards per player.
+    pub fn n(&self) -> u8 {
+        self.welcome.n
+    }
+
+    pub fn objective(&self) -> Objective {
+        self.welcome.objective
+    }
+
+    /// How the kernel starts each simplex: the coordinator's db's arithmetic.
+    pub fn pivot_start(&self) -> PivotStart {
+        self.welcome.pivot_start
+    }
+
+    /// How long a lease lasts without a heartbeat.
+    pub fn lease(&self) -> Duration {
+        self.welcome.lease
     }
 
     pub async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<Called<T>, ClientError>
@@ -113,56 +157,31 @@ impl<L: Link> Session<L> {
     {
         call_with(&self.client, &self.backoff, &self.stop, what, f).await
     }
+}
 
-    /// Says hello (again, after a coordinator restart: the game must be the same).
-    pub async fn hello(&mut self, name: &str, threads: usize) -> Result<(), ClientError> {
-        let request = HelloRequest {
-            protocol_version: gops_proto::PROTOCOL_VERSION,
-            worker_name: name.to_string(),
-            threads: threads as u32,
-        };
-        // never reached yet: fail fast (a mistyped address); else wait as long as usual
-        let first_contact = self.worker_id.is_none();
-        let backoff = if first_contact {
-            self.backoff.for_first_contact()
-        } else {
-            self.backoff.clone()
-        };
-        let called = call_with(&self.client, &backoff, &self.stop, "hello", |c| {
-            let r = request.clone();
-            async move { c.hello(r).await }
-        })
-        .await;
-        let reply = match called {
-            Err(ClientError::GaveUp(after, why)) if first_contact => {
-                return Err(ClientError::NeverReached(after, why));
-            }
-            other => other?,
-        };
-        let reply = match reply {
-            Called::Done(reply) => reply,
-            Called::Forgotten => {
-                return Err(ClientError::Protocol(
-                    "hello answered 'unknown worker'".into(),
-                ));
-            }
-        };
-        let welcome = Welcome::from_reply(&reply)?;
-        if self.worker_id.is_some()
-            && (welcome.n != self.n
-                || welcome.objective != self.objective
-                || welcome.pivot_start != self.pivot_start)
-        {
-            return Err(ClientError::Protocol(
-                "the coordinator now runs another game".into(),
-            ));
-        }
-        self.worker_id = Some(welcome.worker_id);
-        self.key = welcome.key;
-        (self.n, self.objective, self.lease) = (welcome.n, welcome.objective, welcome.lease);
-        self.pivot_start = welcome.pivot_start;
-        info!(worker = %welcome.worker_id, n = welcome.n, objective = %welcome.objective, "joined the coordinator");
-        Ok(())
+/// One hello, retried as `backoff` allows: the welcome, checked for form.
+async fn hello<L: Link>(
+    client: &L,
+    backoff: &Backoff,
+    stop: &watch::Receiver<bool>,
+    name: &str,
+    threads: usize,
+) -> Result<Welcome, ClientError> {
+    let request = HelloRequest {
+        protocol_version: gops_proto::PROTOCOL_VERSION,
+        worker_name: name.to_string(),
+        threads: u32::try_from(threads).unwrap_or(u32::MAX),
+    };
+    let called = call_with(client, backoff, stop, "hello", |c| {
+        let r = request.clone();
+        async move { c.hello(r).await }
+    })
+    .await?;
+    match called {
+        Called::Done(reply) => Welcome::from_reply(&reply),
+        Called::Forgotten => Err(ClientError::Protocol(
+            "hello answered 'unknown worker'".into(),
+        )),
     }
 }
 

@@ -90,7 +90,7 @@ impl<L: Link> Session<L> {
             backoff: self.backoff.clone(),
             stop: self.stop.clone(),
             caller: self.caller(),
-            beat_every: self.lease / 3,
+            beat_every: self.lease() / 3,
         }
     }
 }
@@ -111,7 +111,7 @@ pub async fn send_submission<L: Link>(
     );
     tokio::select! {
         outcome = send_chunks(&submitter, lease_id, chunks) => outcome,
-        () = beats => unreachable!("heartbeats never end"),
+        never = beats => match never {},
     }
 }
 

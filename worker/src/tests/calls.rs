@@ -16,15 +16,21 @@ use crate::error::ClientError;
 use crate::heartbeat::{Phase, keep_lease};
 use crate::link::Link;
 
+/// The worker as the fake's first hello names it: id 41, key 1 (each hello gives the
+/// next).
 fn caller() -> Caller {
     Caller {
         worker: WorkerId(41),
-        key: SessionKey([7; SessionKey::LEN]),
+        key: SessionKey([1; SessionKey::LEN]),
     }
 }
 
 /// Heartbeats of lease 1 to `fake` every `every`, in a task of their own.
-fn beat(fake: &Fake, every: Duration, phase: Phase) -> tokio::task::JoinHandle<()> {
+fn beat(
+    fake: &Fake,
+    every: Duration,
+    phase: Phase,
+) -> tokio::task::JoinHandle<std::convert::Infallible> {
     tokio::spawn(keep_lease(fake.clone(), caller(), LeaseId(1), every, phase))
 }
 
@@ -100,6 +106,39 @@ async fn a_call_is_retried_through_transient_failures_and_answers() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn another_session_s_key_is_refused_for_good_and_another_version_at_hello() {
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    hello(&fake).await;
+    // the worker's id with another key
+    let (_stop, stop) = watch::channel(false);
+    let forged = LeaseRequest {
+        session_key: vec![9; 32],
+        ..lease_request()
+    };
+    let refused = call_with(&fake, &backoff(), &stop, "lease", |link| {
+        let r = forged.clone();
+        async move { link.lease(r).await }
+    })
+    .await;
+    assert!(
+        matches!(&refused, Err(ClientError::Refused(why)) if why.contains("wrong session key")),
+        "{:?}",
+        refused.map(|_| ())
+    );
+    assert_eq!(fake.count("lease"), 1, "not retried");
+    let old = HelloRequest {
+        protocol_version: gops_proto::PROTOCOL_VERSION - 1,
+        worker_name: "old".into(),
+        threads: 1,
+    };
+    let status = fake.hello(old).await.unwrap_err();
+    assert_eq!(
+        gops_proto::answers::Answer::of(&status),
+        gops_proto::answers::Answer::Refused
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_unknown_worker_is_told_to_greet_again() {
     let fake = Fake::new(3, LEASE_MS, Script::default());
     // no hello yet: the fake knows no worker
@@ -139,8 +178,8 @@ async fn lease_with_retries(fake: &Fake) -> Result<Called<LeaseReply>, ClientErr
 /// A lease request of the worker the fake greets first.
 fn lease_request() -> LeaseRequest {
     LeaseRequest {
-        worker_id: 41,
-        session_key: vec![7; 32],
+        worker_id: caller().worker.0,
+        session_key: caller().key.to_wire(),
     }
 }
 
@@ -151,5 +190,6 @@ async fn hello(fake: &Fake) {
         threads: 1,
     };
     let reply = fake.hello(request).await.expect("hello");
-    assert_eq!(reply.worker_id, 41);
+    assert_eq!(reply.worker_id, caller().worker.0);
+    assert_eq!(reply.session_key, caller().key.to_wire());
 }

@@ -1,18 +1,25 @@
 //! A coordinator in memory for the worker's unit tests: it runs a small game layer by
 //! layer as the real one does (leases of one prize set each, a layer opened once the one
 //! below is stored, the slices below served back as they were submitted, "finished"
-//! at the end), records every call with tokio's (paused) clock, and can be told to
-//! misbehave: go away, forget the worker, lose a lease, hang heartbeats, answer a wait.
+//! at the end), checks what the real one checks of every call (the protocol version at
+//! hello, the worker's id and session key after it), locates the slices it stores in a
+//! shared directory when given one, records every call with tokio's (paused) clock, and
+//! can be told to misbehave: go away, forget the worker, lose a lease, hang heartbeats,
+//! answer a wait.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use gops_common::prizes::prize_set_count;
+use gops_proto::answers;
 use gops_proto::v1::{
     FetchRequest, Finished, HeartbeatReply, HeartbeatRequest, HelloReply, HelloRequest, LeaseReply,
-    LeaseRequest, LeaveRequest, LocateReply, ReleaseRequest, Shard, SliceData, SubmitReply,
-    SubmitRequest, Wait, lease_reply,
+    LeaseRequest, LeaveRequest, LocateReply, ReleaseRequest, Shard, SliceData, SlicePlace,
+    SubmitReply, SubmitRequest, Wait, lease_reply,
 };
+use gops_proto::wire::slice_parts;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tonic::Status;
@@ -52,6 +59,13 @@ pub struct Script {
     pub n_after_restart: Option<u8>,
     /// At the lease call of this number (1-based), the worker is asked to stop.
     pub stop_at_lease: Option<(usize, watch::Sender<bool>)>,
+    /// The coordinator's db directory: each slice stored is appended to its layer's
+    /// data file there, and `LocateSlices` answers where (without one, the call is
+    /// unimplemented, as by a coordinator of an older build).
+    pub shared_dir: Option<PathBuf>,
+    /// Every submission is answered with the coordinator's own failure (its store
+    /// cannot be written).
+    pub store_failed: bool,
 }
 
 struct State {
@@ -66,6 +80,8 @@ struct State {
     /// Open leases: lease number -> (layer, prize rank).
     leases: HashMap<u64, (u8, u32)>,
     stored: BTreeMap<(u8, u32), SliceData>,
+    /// Where each stored slice lies in the shared directory, if there is one.
+    places: HashMap<(u8, u32), SlicePlace>,
     seen: Vec<Seen>,
 }
 
@@ -86,6 +102,7 @@ impl Fake {
             next_lease: 1,
             leases: HashMap::new(),
             stored: BTreeMap::new(),
+            places: HashMap::new(),
             seen: Vec::new(),
         })))
     }
@@ -120,6 +137,11 @@ impl Fake {
         self.state().stored.len()
     }
 
+    /// The slices stored, by (layer, prize rank).
+    pub fn stored_slices(&self) -> BTreeMap<(u8, u32), SliceData> {
+        self.state().stored.clone()
+    }
+
     /// Whether every layer of the game is stored.
     pub fn complete(&self) -> bool {
         let state = self.state();
@@ -145,16 +167,53 @@ impl Fake {
         Ok(state)
     }
 
-    /// "Unknown worker" unless `worker` is the one the fake knows.
-    fn check_worker(state: &State, worker: u64) -> Result<(), Status> {
+    /// As the real coordinator: "unknown worker" unless `worker` is the one the fake
+    /// knows, and "wrong session key" unless `key` is the one its last hello gave.
+    fn check_worker(state: &State, worker: u64, key: &[u8]) -> Result<(), Status> {
         match state.known {
-            Some(known) if known == worker => Ok(()),
-            _ => Err(Status::not_found("unknown worker")),
+            Some(known) if known == worker && key == state.key().as_slice() => Ok(()),
+            Some(known) if known == worker => Err(answers::wrong_key("wrong session key")),
+            _ => Err(answers::forgotten("unknown worker")),
         }
     }
 }
 
 impl State {
+    /// The session key of the last hello (each hello gives another).
+    fn key(&self) -> Vec<u8> {
+        vec![self.hellos as u8; 32]
+    }
+
+    /// Appends `slice` to its layer's data file in the shared directory and notes where.
+    fn write_shared(&mut self, layer: u8, rank: u32, slice: &SliceData) -> Result<(), Status> {
+        let Some(dir) = self.script.shared_dir.clone() else {
+            return Ok(());
+        };
+        let (_, _, bytes) = slice_parts(slice.clone()).map_err(Status::invalid_argument)?;
+        let record = bytes.to_record();
+        let file = format!("slices-{layer:02}.dat");
+        let mut data = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(&file))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let offset = data
+            .metadata()
+            .map_err(|e| Status::internal(e.to_string()))?
+            .len();
+        data.write_all(&record)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let place = SlicePlace {
+            prize_rank: rank,
+            file,
+            offset,
+            len: record.len() as u32,
+            digest: bytes.digest.to_vec(),
+        };
+        self.places.insert((layer, rank), place);
+        Ok(())
+    }
+
     fn layer_stored(&self, k: u8) -> bool {
         (0..prize_set_count(self.n, k) as u32).all(|r| self.stored.contains_key(&(k, r)))
     }
@@ -166,10 +225,16 @@ impl State {
 }
 
 impl Link for Fake {
-    async fn hello(&self, _request: HelloRequest) -> Result<HelloReply, Status> {
+    async fn hello(&self, request: HelloRequest) -> Result<HelloReply, Status> {
         let mut state = self.enter("hello", 0)?;
         if state.script.refuse_hello {
             return Err(Status::permission_denied("wrong token"));
+        }
+        if request.protocol_version != gops_proto::PROTOCOL_VERSION {
+            return Err(answers::precondition(format!(
+                "protocol version {} is not supported",
+                request.protocol_version
+            )));
         }
         state.hellos += 1;
         let n = match state.script.n_after_restart {
@@ -183,7 +248,7 @@ impl Link for Fake {
             n: u32::from(n),
             objective: "points".into(),
             lease_ms: state.lease_ms,
-            session_key: vec![7; 32],
+            session_key: state.key(),
             pivot_start: 1,
         })
     }
@@ -204,7 +269,7 @@ impl Link for Fake {
             state.known = None;
             state.leases.clear();
         }
-        Fake::check_worker(&state, request.worker_id)?;
+        Fake::check_worker(&state, request.worker_id, &request.session_key)?;
         if call == 1
             && let Some(ms) = state.script.wait_first_ms
         {
@@ -245,6 +310,7 @@ impl Link for Fake {
             std::future::pending::<()>().await;
         }
         let state = self.state();
+        Fake::check_worker(&state, request.worker_id, &request.session_key)?;
         let valid = state.leases.contains_key(&request.lease_id)
             && state.script.lose_lease != Some(request.lease_id);
         Ok(HeartbeatReply { valid })
@@ -264,14 +330,32 @@ impl Link for Fake {
             .collect()
     }
 
-    async fn locate_slices(&self, _request: FetchRequest) -> Result<LocateReply, Status> {
-        let _state = self.enter("locate", 0)?;
-        Err(Status::unimplemented("no shared directory"))
+    async fn locate_slices(&self, request: FetchRequest) -> Result<LocateReply, Status> {
+        let state = self.enter("locate", 0)?;
+        if state.script.shared_dir.is_none() {
+            return Err(Status::unimplemented("no shared directory"));
+        }
+        let layer = request.layer as u8;
+        let places = request
+            .prize_ranks
+            .iter()
+            .map(|&r| {
+                state.places.get(&(layer, r)).cloned().ok_or_else(|| {
+                    answers::precondition(format!("slice {r} of layer {layer} not stored"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(LocateReply { places })
     }
 
     async fn submit(&self, request: SubmitRequest) -> Result<SubmitReply, Status> {
         let mut state = self.enter("submit", request.lease_id)?;
-        Fake::check_worker(&state, request.worker_id)?;
+        Fake::check_worker(&state, request.worker_id, &request.session_key)?;
+        if state.script.store_failed {
+            return Err(answers::coordinator_failed(
+                "the store cannot be written: the db's file system is full",
+            ));
+        }
         if state.script.lose_lease == Some(request.lease_id) {
             state.leases.remove(&request.lease_id);
             return Err(Status::failed_precondition(format!(
@@ -287,6 +371,7 @@ impl Link for Fake {
             if slice.layer != u32::from(layer) || slice.prize_rank != rank {
                 return Err(Status::invalid_argument("a slice outside the lease"));
             }
+            state.write_shared(layer, rank, &slice)?;
             state.stored.insert((layer, rank), slice);
             stored += 1;
         }
@@ -300,12 +385,14 @@ impl Link for Fake {
 
     async fn release(&self, request: ReleaseRequest) -> Result<(), Status> {
         let mut state = self.enter("release", request.lease_id)?;
+        Fake::check_worker(&state, request.worker_id, &request.session_key)?;
         state.leases.remove(&request.lease_id);
         Ok(())
     }
 
-    async fn leave(&self, _request: LeaveRequest) -> Result<(), Status> {
+    async fn leave(&self, request: LeaveRequest) -> Result<(), Status> {
         let mut state = self.enter("leave", 0)?;
+        Fake::check_worker(&state, request.worker_id, &request.session_key)?;
         state.known = None;
         Ok(())
     }

@@ -5,6 +5,7 @@
 mod calls;
 mod fake;
 mod run;
+mod shared;
 
 use std::time::Duration;
 

@@ -152,6 +152,26 @@ async fn a_refusal_ends_the_worker_at_once_without_retrying() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_coordinator_s_own_failure_ends_the_worker_at_once_without_retrying() {
+    let fake = scripted(Script {
+        store_failed: true,
+        ..Script::default()
+    });
+    let started = Instant::now();
+    let error = run(&fake).await.expect_err("the coordinator failed");
+    assert!(
+        matches!(&error, ClientError::CoordinatorFailed(why) if why.contains("file system is full")),
+        "{error}"
+    );
+    assert_eq!(fake.count("submit"), 1, "not retried");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_wait_is_waited_for_then_the_worker_asks_again() {
     let fake = scripted(Script {
         wait_first_ms: Some(2_000),
