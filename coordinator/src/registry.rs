@@ -37,17 +37,31 @@ struct WorkerEntry {
 /// Longest worker name kept (characters).
 const MAX_NAME_CHARS: usize = 128;
 
-/// Why a call is refused before it reaches the ledger.
+/// Why a hello opens no session ([`WorkerRegistry::join`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub enum JoinRefusal {
+    /// The credential presented has this many rejections.
+    Banned(u64),
+    /// The registry (or the credential) holds its maximum of live sessions.
+    Full(usize),
+}
+
+/// Why a call is not let in as the session it names ([`WorkerRegistry::authenticate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthRefusal {
     /// No such session (a coordinator restarted, or the session was pruned).
     Unknown,
     /// The id exists, but the key presented is not its key.
     WrongKey,
+}
+
+/// Why a session may not work ([`WorkerRegistry::check_standing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StandingRefusal {
+    /// No such session.
+    Unknown,
     /// The session, or the credential it was opened with, has this many rejections.
     Banned(u64),
-    /// The registry holds its maximum of live sessions.
-    Full(usize),
 }
 
 pub struct WorkerRegistry {
@@ -90,11 +104,11 @@ impl WorkerRegistry {
         credential: Option<Credential>,
         now: Instant,
         silent_for: Duration,
-    ) -> Result<WorkerId, Refusal> {
+    ) -> Result<WorkerId, JoinRefusal> {
         if let Some(c) = credential {
             let rejected = self.credential_rejections.get(&c).copied().unwrap_or(0);
             if rejected >= self.max_rejections {
-                return Err(Refusal::Banned(rejected));
+                return Err(JoinRefusal::Banned(rejected));
             }
             let held = self
                 .workers
@@ -102,13 +116,13 @@ impl WorkerRegistry {
                 .filter(|w| w.credential == Some(c))
                 .count();
             if held >= MAX_SESSIONS_PER_CREDENTIAL && !self.evict_idle(Some(c)) {
-                return Err(Refusal::Full(MAX_SESSIONS_PER_CREDENTIAL));
+                return Err(JoinRefusal::Full(MAX_SESSIONS_PER_CREDENTIAL));
             }
         }
         if self.workers.len() >= self.max_sessions {
             self.prune(now, silent_for);
             if self.workers.len() >= self.max_sessions && !self.evict_idle(None) {
-                return Err(Refusal::Full(self.max_sessions));
+                return Err(JoinRefusal::Full(self.max_sessions));
             }
         }
         let id = self.next;
@@ -173,7 +187,7 @@ impl WorkerRegistry {
     /// The sessions banned with `id` once it is banned: itself and, with per-worker
     /// tokens, every session of its credential. Empty while it is in good standing.
     pub fn banned_with(&self, id: WorkerId) -> Vec<WorkerId> {
-        if !matches!(self.check_standing(id), Err(Refusal::Banned(_))) {
+        if !matches!(self.check_standing(id), Err(StandingRefusal::Banned(_))) {
             return Vec::new();
         }
         match self.credential(id) {
@@ -201,10 +215,10 @@ impl WorkerRegistry {
 
     /// Checks that `caller` presents its session's key, and notes that it was heard
     /// from. A wrong key changes nothing (not even the victim's last contact).
-    pub fn authenticate(&mut self, caller: &Caller, now: Instant) -> Result<(), Refusal> {
+    pub fn authenticate(&mut self, caller: &Caller, now: Instant) -> Result<(), AuthRefusal> {
         match self.workers.get_mut(&caller.worker) {
-            None => Err(Refusal::Unknown),
-            Some(w) if !w.key.matches(&caller.key) => Err(Refusal::WrongKey),
+            None => Err(AuthRefusal::Unknown),
+            Some(w) if !w.key.matches(&caller.key) => Err(AuthRefusal::WrongKey),
             Some(w) => {
                 w.last_seen = now;
                 Ok(())
@@ -213,9 +227,9 @@ impl WorkerRegistry {
     }
 
     /// Refused once the session, or its credential, has `max_rejections` rejections.
-    pub fn check_standing(&self, id: WorkerId) -> Result<(), Refusal> {
+    pub fn check_standing(&self, id: WorkerId) -> Result<(), StandingRefusal> {
         let Some(w) = self.workers.get(&id) else {
-            return Err(Refusal::Unknown);
+            return Err(StandingRefusal::Unknown);
         };
         let by_credential = w
             .credential
@@ -223,7 +237,7 @@ impl WorkerRegistry {
             .unwrap_or(0);
         let rejected = w.rejected.max(by_credential);
         if rejected >= self.max_rejections {
-            Err(Refusal::Banned(rejected))
+            Err(StandingRefusal::Banned(rejected))
         } else {
             Ok(())
         }
@@ -365,7 +379,7 @@ mod tests {
         assert_eq!(registry.name(b).unwrap().chars().count(), MAX_NAME_CHARS);
         assert_eq!(
             registry.authenticate(&caller(WorkerId(99)), t0),
-            Err(Refusal::Unknown)
+            Err(AuthRefusal::Unknown)
         );
         registry.credit(a, 5, 2_000);
         registry.credit(a, 1, 500);
@@ -407,7 +421,7 @@ mod tests {
         let later = t0 + Duration::from_secs(20);
         assert_eq!(
             registry.authenticate(&forged, later),
-            Err(Refusal::WrongKey)
+            Err(AuthRefusal::WrongKey)
         );
         // the forged call did not count as the victim being heard from
         assert!(registry.live(later, Duration::from_secs(5), 10).is_empty());
@@ -421,7 +435,7 @@ mod tests {
         let shared = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
         registry.blame(shared);
         registry.blame(shared);
-        assert_eq!(registry.check_standing(shared), Err(Refusal::Banned(2)));
+        assert_eq!(registry.check_standing(shared), Err(StandingRefusal::Banned(2)));
         // with no credential, a new session starts clean (a shared token)
         let again = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
         assert!(registry.check_standing(again).is_ok());
@@ -431,17 +445,17 @@ mod tests {
         registry.blame(liar);
         let second = registry.join("l", 1, KEY, mine, t0, SILENT).unwrap();
         registry.blame(second);
-        assert_eq!(registry.check_standing(liar), Err(Refusal::Banned(2)));
+        assert_eq!(registry.check_standing(liar), Err(StandingRefusal::Banned(2)));
         assert_eq!(
             registry.join("l", 1, KEY, mine, t0, SILENT),
-            Err(Refusal::Banned(2))
+            Err(JoinRefusal::Banned(2))
         );
         // pruning the sessions does not clear the credential
         registry.prune(t0 + SILENT * 2, SILENT);
         assert!(registry.is_empty());
         assert_eq!(
             registry.join("l", 1, KEY, mine, t0 + SILENT * 2, SILENT),
-            Err(Refusal::Banned(2))
+            Err(JoinRefusal::Banned(2))
         );
         // another credential is unaffected
         assert!(
@@ -462,7 +476,7 @@ mod tests {
         // both at work: no room
         assert_eq!(
             registry.join("c", 1, KEY, None, t0, SILENT),
-            Err(Refusal::Full(2))
+            Err(JoinRefusal::Full(2))
         );
         // silent ones are forgotten
         let later = t0 + SILENT * 2;

@@ -10,7 +10,7 @@ use super::{Admitted, Coordinator};
 use crate::error::CoreError;
 use crate::happening::Happening;
 use crate::ledger::Party;
-use crate::registry::{Credential, Refusal};
+use crate::registry::{AuthRefusal, Credential, JoinRefusal, StandingRefusal};
 
 impl Coordinator {
     /// Opens a session: the worker's id and the key its later calls present.
@@ -36,9 +36,8 @@ impl Coordinator {
             .workers
             .join(name, threads, key, credential, now, self.silent_for());
         let worker = joined.map_err(|refusal| match refusal {
-            Refusal::Full(max) => CoreError::Full(max),
-            Refusal::Banned(count) => CoreError::CredentialBanned(count),
-            Refusal::Unknown | Refusal::WrongKey => unreachable!("join does not authenticate"),
+            JoinRefusal::Full(max) => CoreError::Full(max),
+            JoinRefusal::Banned(count) => CoreError::CredentialBanned(count),
         })?;
         let who = Self::who(&inner, worker);
         let name = inner.workers.name(worker).unwrap_or("").to_owned();
@@ -73,7 +72,7 @@ impl Coordinator {
     ) -> Result<(), CoreError> {
         match inner.workers.authenticate(caller, now) {
             Ok(()) => Ok(()),
-            Err(Refusal::WrongKey) => {
+            Err(AuthRefusal::WrongKey) => {
                 inner.trouble.refused_calls += 1;
                 let who = Self::who(inner, caller.worker);
                 inner.notices.note(Happening::CallRefused {
@@ -82,7 +81,7 @@ impl Coordinator {
                 });
                 Err(CoreError::WrongSession(caller.worker))
             }
-            Err(_) => Err(CoreError::UnknownWorker(caller.worker)),
+            Err(AuthRefusal::Unknown) => Err(CoreError::UnknownWorker(caller.worker)),
         }
     }
 
@@ -107,8 +106,8 @@ impl Coordinator {
     pub(super) fn check_standing(inner: &Inner, worker: WorkerId) -> Result<(), CoreError> {
         match inner.workers.check_standing(worker) {
             Ok(()) => Ok(()),
-            Err(Refusal::Banned(count)) => Err(CoreError::Banned(worker, count)),
-            Err(_) => Err(CoreError::UnknownWorker(worker)),
+            Err(StandingRefusal::Banned(count)) => Err(CoreError::Banned(worker, count)),
+            Err(StandingRefusal::Unknown) => Err(CoreError::UnknownWorker(worker)),
         }
     }
 
