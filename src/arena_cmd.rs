@@ -99,7 +99,7 @@ const CACHE_BYTES: usize = 1 << 30;
 pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
     let player = Player::of(&args)?;
     let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
+    let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let threads = threads_or_all_cores(args.threads);
     let limit = Duration::from_millis(args.timeout_ms);
     let make_bot = || -> Result<Box<dyn Bot + '_>, gops_arena::protocol::BotFault> {

@@ -51,3 +51,23 @@ pub fn open_to_solve(
     }
     Ok(store)
 }
+
+/// The db at `db`, opened only once `check` accepted the input against its N (read from
+/// the manifest file when there is one, so bad input leaves the db untouched).
+pub fn open_checked<T>(
+    db: &std::path::Path,
+    on_demand: &crate::args::OnDemandArgs,
+    check: impl FnOnce(u8) -> Result<T, Failure>,
+) -> Result<(Store, T), Failure> {
+    match Store::peek_manifest(db)? {
+        Some(manifest) => {
+            let checked = check(manifest.n)?;
+            Ok((crate::db_open::open_reader(db, on_demand)?, checked))
+        }
+        None => {
+            let store = crate::db_open::open_reader(db, on_demand)?;
+            let checked = check(store.n())?;
+            Ok((store, checked))
+        }
+    }
+}

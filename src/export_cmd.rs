@@ -34,8 +34,8 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         )));
     }
     let (store, layers) =
-        crate::query_cmd::open_checked(&args.db, &crate::args::OnDemandArgs::default(), |n| {
-            parse_layers(args.layers.as_deref(), n)
+        crate::db_open::open_checked(&args.db, &crate::args::OnDemandArgs::default(), |n| {
+            crate::input::parse_layers(args.layers.as_deref(), n)
         })?;
     let options = ExportOptions {
         layers,
@@ -71,39 +71,6 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         count((summary.rows as f64 / seconds.max(1e-9)) as u64)
     );
     Ok(())
-}
-
-/// `K..L` (inclusive), `K..`, `..L` or `K`; all layers when absent.
-pub fn parse_layers(text: Option<&str>, n: u8) -> Result<std::ops::RangeInclusive<u8>, Failure> {
-    let Some(text) = text else {
-        return Ok(1..=n);
-    };
-    let bad = || {
-        Failure::Usage(format!(
-            "--layers: expected K..L, K.., ..L or K with layers in 1..={n}, got '{text}'"
-        ))
-    };
-    let layer = |s: &str, default: u8| -> Result<u8, Failure> {
-        let s = s.trim();
-        if s.is_empty() {
-            return Ok(default);
-        }
-        s.parse::<u8>()
-            .ok()
-            .filter(|k| (1..=n).contains(k))
-            .ok_or_else(bad)
-    };
-    let (first, last) = match text.split_once("..") {
-        Some((a, b)) => (layer(a, 1)?, layer(b.trim_start_matches('='), n)?),
-        None => {
-            let k = layer(text, 0)?;
-            (k, k)
-        }
-    };
-    if first == 0 || first > last {
-        return Err(bad());
-    }
-    Ok(first..=last)
 }
 
 fn partial_path(out: &Path) -> PathBuf {

@@ -2,7 +2,10 @@
 //! store's files, and the soft limit many systems start with (1024) is far below the hard
 //! one. [`raise`] lifts the soft limit to the hard one at start.
 
-#![expect(unsafe_code, reason = "getrlimit and setrlimit through libc, each call with its SAFETY comment")]
+#![expect(
+    unsafe_code,
+    reason = "getrlimit and setrlimit through libc, each call with its SAFETY comment"
+)]
 
 /// Raises the soft limit on open files to the hard limit (to 1,048,576 where the hard
 /// limit is unlimited) and returns the soft limit now in force; `None` where it cannot be

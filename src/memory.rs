@@ -5,7 +5,10 @@
 //! allocator's settings that keep the process's resident memory near what it holds; and
 //! this process's peak memory, from /proc.
 
-#![expect(unsafe_code, reason = "a libc call for the process memory, with its SAFETY comment")]
+#![expect(
+    unsafe_code,
+    reason = "a libc call for the process memory, with its SAFETY comment"
+)]
 
 use gops_common::Objective;
 use gops_common::budget::{CacheSplit, Role, available_memory, process_caches};

@@ -23,7 +23,7 @@ const CACHE_BYTES: usize = 256 << 20;
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
     let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
-    let seed = args.seed.unwrap_or_else(clock_seed);
+    let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let stdin = std::io::stdin();
     let echoes = stdin.is_terminal();
@@ -149,11 +149,4 @@ fn list(cards: CardSet) -> String {
     } else {
         cards.to_string()
     }
-}
-
-/// A seed for runs without `--seed`.
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }

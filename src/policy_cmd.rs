@@ -30,7 +30,7 @@ fn policy(arg: PolicyArg) -> Policy {
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let mut oracle = Oracle::new(&store, CACHE_BYTES);
-    let seed = args.seed.unwrap_or_else(crate::play_cmd::clock_seed);
+    let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let (a, b) = (policy(args.a), policy(args.b));
     let bar = crate::progress::count_bar(args.games, "games");

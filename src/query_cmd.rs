@@ -19,32 +19,12 @@ fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
 ) -> Result<(Store, GameState, T), Failure> {
-    let (store, (state, checked)) = open_checked(&args.db, &args.on_demand, |n| {
+    let (store, (state, checked)) = crate::db_open::open_checked(&args.db, &args.on_demand, |n| {
         let state = parse_state(args, n)?;
         let checked = check(&state)?;
         Ok((state, checked))
     })?;
     Ok((store, state, checked))
-}
-
-/// The db at `db`, opened only once `check` accepted the input against its N (read from
-/// the manifest file when there is one, so bad input leaves the db untouched).
-pub fn open_checked<T>(
-    db: &std::path::Path,
-    on_demand: &crate::args::OnDemandArgs,
-    check: impl FnOnce(u8) -> Result<T, Failure>,
-) -> Result<(Store, T), Failure> {
-    match Store::peek_manifest(db)? {
-        Some(manifest) => {
-            let checked = check(manifest.n)?;
-            Ok((crate::db_open::open_reader(db, on_demand)?, checked))
-        }
-        None => {
-            let store = crate::db_open::open_reader(db, on_demand)?;
-            let checked = check(store.n())?;
-            Ok((store, checked))
-        }
-    }
 }
 
 fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {

@@ -9,8 +9,8 @@ use gops_explorer::{Access, Explorer};
 use tracing::info;
 
 use crate::args::ServeArgs;
-use crate::cluster_cmd::{Exposure, check_exposure, runtime, token_lines};
 use crate::failure::Failure;
+use crate::network::{Exposure, check_exposure, runtime, token_lines};
 use crate::signals::Termination;
 
 /// The explorer's port: anyone who reaches it reads the db.

@@ -13,8 +13,8 @@ use gops_worker::connect_with_ca;
 use tonic::Code;
 
 use crate::args::StatusArgs;
-use crate::cluster_cmd::{client_credentials, runtime};
 use crate::failure::Failure;
+use crate::network::{client_credentials, runtime};
 
 pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let Some(db) = &args.db else {

@@ -37,8 +37,8 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         memory_mb: args.memory_mb,
         max_on_demand_games: args.max_on_demand_games,
     };
-    let (store, layers) = crate::query_cmd::open_checked(&args.db, &on_demand, |n| {
-        crate::export_cmd::parse_layers(args.layers.as_deref(), n)
+    let (store, layers) = crate::db_open::open_checked(&args.db, &on_demand, |n| {
+        crate::input::parse_layers(args.layers.as_deref(), n)
     })?;
     let n = store.n();
     let cache_bytes = match cache_bytes {
@@ -48,7 +48,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     let options = VerifyOptions {
         fraction: args.fraction,
         layers,
-        seed: args.seed.unwrap_or_else(crate::play_cmd::clock_seed),
+        seed: args.seed.unwrap_or_else(crate::input::clock_seed),
         cache_bytes: usize::try_from(cache_bytes).unwrap_or(usize::MAX),
         on_demand_states: args.on_demand_states,
     };

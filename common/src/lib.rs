@@ -11,7 +11,8 @@
 //! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
 //! - [`kernel`]: the certified matrix-game solver, the hot path.
 //! - [`slice`]: a prize set's values, dense or windowed over score differences.
-//! - [`slice_table`]: where a stored slice's patterns lie, to read a few of them.
+//! - [`slice_shape`]: the shape of a slice, which follows from the game alone;
+//!   [`slice_table`]: where a stored slice's patterns lie, to read a few of them.
 //! - [`engine`]: computes the slices of layer k from those of layer k - 1.
 //! - [`matrix_fill`]: the engine's fast matrix fills (gathers where there is AVX2).
 //! - [`state`]: concrete states and where their values are stored.
@@ -46,6 +47,7 @@ pub mod rules;
 pub mod sealed_index;
 pub mod shard;
 pub mod slice;
+pub mod slice_shape;
 pub mod slice_table;
 pub mod solution;
 pub mod state;

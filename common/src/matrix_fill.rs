@@ -11,7 +11,10 @@
 //!   once, which the engine solves pattern by pattern: an entry's four positions lie
 //!   side by side in its window, so one masked load (no gather) reads them.
 
-#![expect(unsafe_code, reason = "AVX2 gathers of the matrix fill, each block with its SAFETY comment")]
+#![expect(
+    unsafe_code,
+    reason = "AVX2 gathers of the matrix fill, each block with its SAFETY comment"
+)]
 
 use crate::kernel::{GameSolver, SimdPath};
 use crate::layout::Oriented;

@@ -387,7 +387,7 @@ impl Slice {
         rank: u32,
         body: &[u8],
     ) -> Result<Slice, String> {
-        let shape = crate::slice_table::SliceShape::of(n, objective, k, rank)?;
+        let shape = crate::slice_shape::SliceShape::of(n, objective, k, rank)?;
         let (range, patterns) = (shape.diff_range, shape.patterns);
         Slice::decode(body, range, patterns, shape.windowed, shape.reach).map_err(|e| e.to_string())
     }

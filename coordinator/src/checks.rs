@@ -228,15 +228,6 @@ pub enum CheckFailure {
     Store(gops_db::store::StoreError),
 }
 
-impl From<crate::error::ReadFailure> for CheckFailure {
-    fn from(failure: crate::error::ReadFailure) -> Self {
-        match failure {
-            crate::error::ReadFailure::Store(e) => CheckFailure::Store(e),
-            crate::error::ReadFailure::Engine(e) => CheckFailure::Engine(e),
-        }
-    }
-}
-
 impl From<Rejection> for CheckFailure {
     fn from(r: Rejection) -> Self {
         CheckFailure::Rejected(r)

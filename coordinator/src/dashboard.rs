@@ -208,7 +208,10 @@ mod tests {
         assert_eq!(page().matches("<style").count(), 1);
         assert!(!page().contains(" style=\""), "an inline style attribute");
         for text in [SCRIPT, CSS] {
-            assert!(policy.contains(&format!("'{}'", csp_hash(text))), "{policy}");
+            assert!(
+                policy.contains(&format!("'{}'", csp_hash(text))),
+                "{policy}"
+            );
         }
         // the known SHA-256 of "abc" (FIPS 180-2), in base64
         assert_eq!(

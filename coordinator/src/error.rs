@@ -7,7 +7,7 @@ use gops_common::engine::EngineError;
 use gops_db::store::StoreError;
 use gops_proto::ids::{LeaseId, WorkerId};
 
-use crate::checks::Rejection;
+use crate::checks::{CheckFailure, Rejection};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
@@ -53,6 +53,15 @@ impl From<ReadFailure> for CoreError {
         match failure {
             ReadFailure::Store(e) => CoreError::Store(e),
             ReadFailure::Engine(e) => CoreError::Engine(e),
+        }
+    }
+}
+
+impl From<ReadFailure> for CheckFailure {
+    fn from(failure: ReadFailure) -> Self {
+        match failure {
+            ReadFailure::Store(e) => CheckFailure::Store(e),
+            ReadFailure::Engine(e) => CheckFailure::Engine(e),
         }
     }
 }

@@ -17,7 +17,8 @@
 //! - [`status`]: the run's status, typed end to end (and its protocol message);
 //!   [`trouble_wire`]: its failure and stall as fields on the wire.
 //! - [`observer`]: what the coordinator reports as it goes (a progress bar, a probe).
-//! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log.
+//! - [`service`]: the gRPC handlers (glue), token check, TLS, the progress log;
+//!   `core_call`: a core call off the runtime, its error as the protocol's status.
 //! - [`tokens`]: the tokens a coordinator accepts and the check of every call.
 //! - [`submit_gate`]: a `Submit` call's sender checked from its metadata, before its
 //!   message is read.
@@ -41,6 +42,7 @@ pub mod admission;
 pub mod checks;
 pub mod cluster;
 pub mod config;
+mod core_call;
 pub mod dashboard;
 pub mod error;
 pub mod events;

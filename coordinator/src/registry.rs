@@ -435,7 +435,10 @@ mod tests {
         let shared = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
         registry.blame(shared);
         registry.blame(shared);
-        assert_eq!(registry.check_standing(shared), Err(StandingRefusal::Banned(2)));
+        assert_eq!(
+            registry.check_standing(shared),
+            Err(StandingRefusal::Banned(2))
+        );
         // with no credential, a new session starts clean (a shared token)
         let again = registry.join("s", 1, KEY, None, t0, SILENT).unwrap();
         assert!(registry.check_standing(again).is_ok());
@@ -445,7 +448,10 @@ mod tests {
         registry.blame(liar);
         let second = registry.join("l", 1, KEY, mine, t0, SILENT).unwrap();
         registry.blame(second);
-        assert_eq!(registry.check_standing(liar), Err(StandingRefusal::Banned(2)));
+        assert_eq!(
+            registry.check_standing(liar),
+            Err(StandingRefusal::Banned(2))
+        );
         assert_eq!(
             registry.join("l", 1, KEY, mine, t0, SILENT),
             Err(JoinRefusal::Banned(2))

@@ -1,5 +1,6 @@
 //! The coordinator's gRPC face: each handler unwraps its request, calls the
-//! [`Coordinator`], and maps the domain error to a `Status` in one place. Also the token
+//! [`Coordinator`] off the async runtime ([`crate::core_call`], which maps the domain
+//! error to a `Status` in one place). Also the token
 //! check (one shared token, or one per worker), the bounds on slice streams, TLS and the
 //! periodic progress log.
 
@@ -8,7 +9,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gops_proto::answers;
 use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 use gops_proto::v1::coordinator_server::{Coordinator as CoordinatorRpc, CoordinatorServer};
 use gops_proto::v1::{
@@ -28,46 +28,16 @@ use tracing::{debug, info, warn};
 
 use crate::admission::{self, ConnInfo, ConnLimits};
 use crate::checks::Submitted;
-use crate::cluster::{Admitted, Coordinator, CoreError, LeaseOutcome};
+use crate::cluster::{Admitted, Coordinator, LeaseOutcome};
+use crate::core_call::blocking;
 use crate::fetch_slots::{FetchParty, FetchSlots};
 use crate::registry::Credential;
 use crate::submit_gate::SubmitGate;
 pub use crate::tokens::{AccessTokens, TokenCheck};
 
-impl From<CoreError> for Status {
-    /// Each error as the status contract ([`gops_proto::answers`]) says.
-    fn from(e: CoreError) -> Status {
-        let message = e.to_string();
-        match e {
-            CoreError::Version { .. }
-            | CoreError::NotReady(_)
-            | CoreError::Banned(..)
-            | CoreError::CredentialBanned(_) => answers::precondition(message),
-            CoreError::UnknownWorker(_) => answers::forgotten(message),
-            CoreError::WrongSession(_) => answers::wrong_key(message),
-            CoreError::Full(_) => answers::busy(message),
-            CoreError::BadRequest(_) | CoreError::Rejected(_) => answers::bad_request(message),
-            CoreError::Store(_) | CoreError::Engine(_) | CoreError::Config(_) => {
-                answers::coordinator_failed(message)
-            }
-        }
-    }
-}
-
 fn layer_of(value: u32) -> Result<u8, Status> {
     u8::try_from(value)
         .map_err(|_| Status::invalid_argument(format!("layer {value} is out of range")))
-}
-
-/// Runs a core call off the async runtime: it may wait for the coordinator's lock, which
-/// is held across flushed writes.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
-) -> Result<T, Status> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| answers::coordinator_failed(format!("handler failed: {e}")))?
-        .map_err(Status::from)
 }
 
 /// How far a slice stream may fall behind [`FETCH_MIN_RATE`]: a client that stops

@@ -5,7 +5,8 @@
 //! Layout:
 //! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
 //! - [`slice_files`]: the append-only data files that hold the slices' bytes.
-//! - [`sealed`]: a complete layer's immutable index and record files, read without sled.
+//! - [`sealed`] (a part of the store, `store::sealed`): a complete layer's immutable
+//!   index and record files, read without sled.
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
 //! - [`status_file`]: that status in a file beside the db, for a reader while it is in use.
@@ -19,8 +20,8 @@
 //! - [`export`]: the strategy database as rows for `gops export`.
 //! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
-//! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit.
-//! - `verify_book`: verify's check of a book's lowest layer, from states solved on demand.
+//! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit (a
+//!   book's lowest layer from states solved on demand, in its child `book`).
 //! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
 
 pub mod book;
@@ -33,7 +34,6 @@ pub mod point_reads;
 pub mod policy;
 pub mod progress;
 pub mod query;
-pub mod sealed;
 pub mod shared;
 pub mod slice_files;
 pub mod status;
@@ -41,6 +41,6 @@ pub mod status_file;
 pub mod store;
 #[doc(hidden)]
 pub mod test_db;
+pub use store::sealed;
 pub mod verify;
 pub mod verify_batch;
-mod verify_book;

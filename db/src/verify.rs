@@ -25,6 +25,8 @@ use serde::Serialize;
 use crate::store::{Store, StoreError};
 use crate::verify_batch::{Batch, Ready};
 
+mod book;
+
 /// What to verify.
 #[derive(Clone, Debug)]
 pub struct VerifyOptions {
@@ -38,7 +40,7 @@ pub struct VerifyOptions {
     /// weighs them) at most this much together, a prize set alone excepted.
     pub cache_bytes: usize,
     /// A book: states of its lowest layer re-solved from children solved on demand
-    /// ([`crate::verify_book`]).
+    /// ([`book`]).
     pub on_demand_states: usize,
 }
 
@@ -142,7 +144,7 @@ pub fn verify(
             continue;
         }
         if let (Some(on_demand), Some(record)) = (on_demand, store.layer(k)?) {
-            let layer = crate::verify_book::verify_lowest_layer(
+            let layer = book::verify_lowest_layer(
                 store,
                 on_demand,
                 options,

@@ -9,7 +9,10 @@
 //! objective row, then zero padding, which stays zero (it is only ever multiplied by zero
 //! factors and skipped).
 
-#![expect(unsafe_code, reason = "AVX2 intrinsics of the simplex lanes, each block with its SAFETY comment")]
+#![expect(
+    unsafe_code,
+    reason = "AVX2 intrinsics of the simplex lanes, each block with its SAFETY comment"
+)]
 
 use super::{Column, FEASIBILITY_TOL, LANES, MAX_STRATEGIES, PIVOT_EPS, PivotRule, non_negative};
 

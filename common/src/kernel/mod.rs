@@ -29,7 +29,10 @@
 //! path is chosen at run time when the CPU has AVX2; the whole driver is compiled
 //! twice, once per path.
 
-#![expect(unsafe_code, reason = "the AVX2 entry points: called only after the CPU was found to have AVX2")]
+#![expect(
+    unsafe_code,
+    reason = "the AVX2 entry points: called only after the CPU was found to have AVX2"
+)]
 
 mod certificate;
 mod exact;

@@ -45,6 +45,7 @@ mod manifest;
 mod parts;
 mod records;
 mod rolling;
+pub mod sealed;
 
 pub use error::StoreError;
 pub(crate) use error::file_io;

@@ -24,8 +24,8 @@ pub use gops_common::sealed_index::{INDEX_VERSION, index_file_name, is_data_file
 use gops_common::sealed_index::{IndexEntry, IndexHeader, SealedIndex};
 use serde::{Deserialize, Serialize};
 
+use super::{LayerRecord, Manifest, StoreError};
 use crate::slice_files::Place;
-use crate::store::{LayerRecord, Manifest, StoreError};
 
 /// The record file of layer `k`.
 pub fn record_file_name(k: u8) -> String {
@@ -153,7 +153,7 @@ impl SealedLayer {
         replace_synced(dir, &pending, &index)?;
         replace_synced(dir, &record_file_name(k), &json)?;
         std::fs::rename(dir.join(&pending), dir.join(index_file_name(k)))
-            .map_err(|e| crate::store::file_io(e, &dir.join(index_file_name(k))))?;
+            .map_err(|e| super::file_io(e, &dir.join(index_file_name(k))))?;
         std::fs::File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))
@@ -317,7 +317,7 @@ fn replace_synced(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), StoreError
     std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| crate::store::file_io(e, &path))
+        .map_err(|e| super::file_io(e, &path))
 }
 
 #[cfg(test)]

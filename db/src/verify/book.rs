@@ -13,9 +13,9 @@ use gops_common::state::GameState;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::{LayerVerified, MAX_REPORTED, Mismatch, VerifyError, VerifyOptions};
 use crate::on_demand::OnDemand;
 use crate::store::{LayerRecord, Store};
-use crate::verify::{LayerVerified, Mismatch, VerifyError, VerifyOptions};
 
 /// Verifies layer `k` of the book `store` (its lowest): the slices' digests against the
 /// record's checksum, and `options.on_demand_states` states re-solved on demand.
@@ -71,7 +71,7 @@ pub(crate) fn verify_lowest_layer(
         layer.states_checked += 1;
         if stored.to_bits() != resolved.to_bits() {
             layer.mismatches += 1;
-            if mismatches.len() < crate::verify::MAX_REPORTED {
+            if mismatches.len() < MAX_REPORTED {
                 mismatches.push(Mismatch {
                     k,
                     prizes: prizes.iter().collect(),
