@@ -31,6 +31,19 @@ async fn run(fake: &Fake, slices_dir: Option<&Path>) -> WorkerSummary {
     summary
 }
 
+/// The fake coordinator of the game, writing the slices it stores into `dir` and
+/// locating them there.
+fn writing_to(dir: &Path) -> Fake {
+    Fake::new(
+        N,
+        LEASE_MS,
+        Script {
+            shared_dir: Some(dir.to_path_buf()),
+            ..Script::default()
+        },
+    )
+}
+
 /// The slices of a run that fetched every dependency.
 async fn fetched_run() -> Fake {
     let fake = Fake::new(N, LEASE_MS, Script::default());
@@ -41,14 +54,7 @@ async fn fetched_run() -> Fake {
 #[tokio::test(start_paused = true)]
 async fn every_slice_below_is_read_from_the_directory_where_the_coordinator_locates_it() {
     let dir = tempfile::tempdir().unwrap();
-    let fake = Fake::new(
-        N,
-        LEASE_MS,
-        Script {
-            shared_dir: Some(dir.path().to_path_buf()),
-            ..Script::default()
-        },
-    );
+    let fake = writing_to(dir.path());
     let summary = run(&fake, Some(dir.path())).await;
     let deps = summary.dependencies;
     assert!(deps.read_from_dir > 0, "{deps:?}");
@@ -66,14 +72,7 @@ async fn a_directory_that_is_not_the_coordinator_s_is_reported_and_its_slices_fe
     for k in 1..N {
         std::fs::write(stale.path().join(format!("slices-{k:02}.dat")), [0u8; 4096]).unwrap();
     }
-    let fake = Fake::new(
-        N,
-        LEASE_MS,
-        Script {
-            shared_dir: Some(written.path().to_path_buf()),
-            ..Script::default()
-        },
-    );
+    let fake = writing_to(written.path());
     let summary = run(&fake, Some(stale.path())).await;
     let deps = summary.dependencies;
     assert_eq!(deps.read_from_dir, 0, "{deps:?}");
