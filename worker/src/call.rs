@@ -34,8 +34,15 @@ fn reason(status: &Status) -> String {
 /// its last shard) before it exits anyway.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
+/// How many times a failed call is tried again, at the least, before the worker gives up
+/// on its coordinator: a call in flight while the process was frozen (SIGSTOP, a
+/// suspended machine) fails on waking with the whole pause behind it, and the
+/// coordinator, woken with it, deserves a few more tries.
+pub const MIN_RETRIES: u32 = 3;
+
 /// Calls `f` with the coordinator's `link` until it succeeds, is refused for good, the
-/// coordinator has been unreachable for longer than `backoff` allows, or the worker was
+/// coordinator has been unreachable for longer than `backoff` allows (counted from the
+/// first failure, and after [`MIN_RETRIES`] retries at least), or the worker was
 /// asked to `stop` more than [`STOP_GRACE`] ago. Time is tokio's (paused in tests).
 pub async fn call_with<L: Link, T, F, Fut>(
     link: &L,
@@ -48,7 +55,8 @@ where
     F: FnMut(L) -> Fut,
     Fut: Future<Output = Result<T, Status>>,
 {
-    let started = Instant::now();
+    // the coordinator is unreachable from the first failure on, not from the call's start
+    let mut first_failure: Option<Instant> = None;
     let mut attempt = 0;
     let mut stop = stop.clone();
     let mut stop_seen: Option<Instant> = None;
@@ -77,9 +85,10 @@ where
                 )));
             }
             Answer::TryAgain => {
-                if started.elapsed() > backoff.give_up_after {
+                let unreachable_for = first_failure.get_or_insert_with(Instant::now).elapsed();
+                if unreachable_for > backoff.give_up_after && attempt >= MIN_RETRIES {
                     return Err(ClientError::GaveUp(
-                        started.elapsed(),
+                        unreachable_for,
                         status.message().to_string(),
                     ));
                 }
@@ -96,7 +105,7 @@ where
                     call = what,
                     error = %reason(&status),
                     retry_in_ms = pause.as_millis() as u64,
-                    unreachable_for_s = started.elapsed().as_secs(),
+                    unreachable_for_s = unreachable_for.as_secs(),
                     "coordinator unreachable, retrying"
                 );
                 tokio::select! {

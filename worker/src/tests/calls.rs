@@ -164,6 +164,56 @@ async fn a_refusal_is_final_and_names_the_call() {
     assert_eq!(started.elapsed(), Duration::ZERO);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_call_frozen_past_the_give_up_time_is_still_retried_on_waking() {
+    let (_stop, stop) = watch::channel(false);
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let tries = std::sync::atomic::AtomicU32::new(0);
+    // the first try is in flight while the process is frozen for 20 minutes (far past
+    // the 60 s give-up time) and times out on waking; the coordinator, frozen with it,
+    // answers the retry
+    let result: Result<Called<u32>, ClientError> =
+        call_with(&fake, &backoff(), &stop, "submit", |_link| {
+            let n = tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if n == 0 {
+                    tokio::time::advance(Duration::from_secs(20 * 60)).await;
+                    Err(Status::unavailable("Timeout expired"))
+                } else {
+                    Ok(n)
+                }
+            }
+        })
+        .await;
+    assert!(
+        matches!(result, Ok(Called::Done(1))),
+        "{:?}",
+        result.map(|_| ())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_coordinator_down_past_the_give_up_time_is_given_up_after_a_few_retries() {
+    let (_stop, stop) = watch::channel(false);
+    let fake = Fake::new(3, LEASE_MS, Script::default());
+    let tries = std::sync::atomic::AtomicU32::new(0);
+    let result: Result<Called<()>, ClientError> =
+        call_with(&fake, &backoff(), &stop, "submit", |_link| {
+            tries.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async {
+                tokio::time::advance(Duration::from_secs(20 * 60)).await;
+                Err(Status::unavailable("Timeout expired"))
+            }
+        })
+        .await;
+    assert!(matches!(result, Err(ClientError::GaveUp(..))));
+    assert_eq!(
+        tries.into_inner(),
+        crate::call::MIN_RETRIES + 1,
+        "the first try and MIN_RETRIES more"
+    );
+}
+
 /// One lease call through `call_with`, retried as the worker retries it, never stopped.
 async fn lease_with_retries(fake: &Fake) -> Result<Called<LeaseReply>, ClientError> {
     let (_stop, stop) = watch::channel(false);
