@@ -379,12 +379,14 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
-    pub fn name(self) -> &'static str {
+    /// The library's format of the same name.
+    pub fn file_format(self) -> gops_db::export_files::FileFormat {
+        use gops_db::export_files::FileFormat;
         match self {
-            ExportFormat::Csv => "csv",
-            ExportFormat::Jsonl => "jsonl",
-            ExportFormat::Parquet => "parquet",
-            ExportFormat::Sqlite => "sqlite",
+            ExportFormat::Csv => FileFormat::Csv,
+            ExportFormat::Jsonl => FileFormat::Jsonl,
+            ExportFormat::Parquet => FileFormat::Parquet,
+            ExportFormat::Sqlite => FileFormat::Sqlite,
         }
     }
 }

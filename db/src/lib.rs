@@ -17,8 +17,9 @@
 //! - [`on_demand`]: a book's states below its layers, their subtrees solved and kept.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
 //! - [`shared`]: the same answers for many threads at once (the explorer's server).
-//! - [`export`]: the strategy database as rows for `gops export`.
+//! - [`export`]: the strategy database as rows, a batch of prize sets at a time.
 //! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
+//! - [`export_files`]: those rows written to a file: CSV, JSON lines, Parquet, SQLite.
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit (a
 //!   book's lowest layer from states solved on demand, in its child `book`).
@@ -28,6 +29,7 @@ pub mod book;
 pub mod disk;
 pub mod export;
 pub mod export_arrow;
+pub mod export_files;
 pub mod on_demand;
 pub mod oracle;
 pub mod point_reads;

@@ -1,7 +1,8 @@
 //! `gops.Db`: a solved game opened for reading. A state's value, both players' optimal
 //! strategies once a prize is turned up (NumPy arrays beside the cards they belong to),
-//! the layers' records, and a layer as a pyarrow Table with the Parquet export's schema.
-//! Answers are those of `gops value`, `gops strategy` and `gops export`, bit for bit.
+//! the layers' records, a layer as a pyarrow Table with the Parquet export's schema, and
+//! the export's files. Answers are those of `gops value`, `gops strategy` and
+//! `gops export`, bit for bit.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -9,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use arrow::pyarrow::{IntoPyArrow, Table};
 use gops_db::export::{ExportOptions, export};
 use gops_db::export_arrow::BatchCollector;
+use gops_db::export_files::{FileFormat, export_file};
 use gops_db::shared::SharedOracle;
 use gops_db::store::{LayerRecord, Store};
 use numpy::{PyArray1, PyArrayMethods};
@@ -17,7 +19,9 @@ use pyo3::prelude::*;
 use gops_common::sync::lock;
 
 use crate::cards::game_state;
-use crate::errors::{DbError, GopsError, export_error, query_error, store_error, value_error};
+use crate::errors::{
+    DbError, GopsError, export_error, file_export_error, query_error, store_error, value_error,
+};
 
 /// Bytes of slices a `Db` keeps between calls.
 const CACHE_BYTES: usize = 256 << 20;
@@ -266,6 +270,51 @@ impl Db {
         Table::try_new(batches, schema)
             .map_err(|e| GopsError::new_err(e.to_string()))?
             .into_pyarrow(py)
+    }
+
+    /// Writes layers `layers` (a `(first, last)` pair of cards left, inclusive; all by
+    /// default) to the file `path` in `format` (`"csv"`, `"jsonl"`, `"parquet"` or
+    /// `"sqlite"`): the file of `gops export`, byte for byte the same rows. The file is
+    /// written under a temporary name and renamed when complete; an existing `path` is
+    /// refused unless `overwrite`. Returns the number of rows written.
+    #[pyo3(signature = (path, format, *, layers = None, concrete = false, all_diffs = false, overwrite = false))]
+    #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments")]
+    fn export(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        format: &str,
+        layers: Option<(i64, i64)>,
+        concrete: bool,
+        all_diffs: bool,
+        overwrite: bool,
+    ) -> PyResult<u64> {
+        let format = FileFormat::named(format).ok_or_else(|| {
+            let names: Vec<&str> = FileFormat::ALL.iter().map(|f| f.name()).collect();
+            value_error(format!(
+                "unknown export format {format:?}; one of {}",
+                names.join(", ")
+            ))
+        })?;
+        if path.exists() && !overwrite {
+            return Err(pyo3::exceptions::PyFileExistsError::new_err(format!(
+                "{} exists; choose another path or pass overwrite=True",
+                path.display()
+            )));
+        }
+        let (first, last) = layers.unwrap_or((1, i64::from(self.n)));
+        let layer = |k: i64| u8::try_from(k).unwrap_or(0);
+        let options = ExportOptions {
+            layers: layer(first)..=layer(last),
+            concrete,
+            all_diffs,
+        };
+        let oracle = self.oracle()?;
+        let summary = py.detach(|| {
+            export_file(oracle.store(), &options, format, &path, &mut |_| true)
+                .map_err(file_export_error)
+        })?;
+        Ok(summary.rows)
     }
 
     /// Releases the db (and its lock, if it holds one); any later call raises

@@ -5,6 +5,7 @@
 
 use gops_coordinator::in_process::LocalError;
 use gops_db::export::ExportError;
+use gops_db::export_files::FileExportError;
 use gops_db::query::QueryError;
 use gops_db::store::StoreError;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
@@ -62,6 +63,17 @@ pub fn export_error(e: ExportError) -> PyErr {
         ExportError::Store(e) => store_error(e),
         ExportError::BadLayers { .. } => PyValueError::new_err(e.to_string()),
         _ => GopsError::new_err(e.to_string()),
+    }
+}
+
+pub fn file_export_error(e: FileExportError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        FileExportError::Export(e) => export_error(e),
+        FileExportError::Create { .. } | FileExportError::Rename { .. } => {
+            PyOSError::new_err(message)
+        }
+        FileExportError::Start(_) | FileExportError::Finish { .. } => GopsError::new_err(message),
     }
 }
 

@@ -92,6 +92,34 @@ def test_a_layer_as_arrow_is_the_parquet_export(solved, tmp_path, objective, lay
     assert set(frame["k"]) == {layer}
 
 
+@pytest.mark.parametrize("format", ["csv", "jsonl", "sqlite"])
+def test_an_export_file_is_the_command_line_s_file(solved, tmp_path, format):
+    path = solved(5, "win")
+    cli_out, py_out = tmp_path / f"cli.{format}", tmp_path / f"py.{format}"
+    gops_cli(
+        "export", "--db", str(path), "--format", format,
+        "--layers", "2..4", "--out", str(cli_out),
+    )
+    with gops.open(path) as db:
+        rows = db.export(py_out, format, layers=(2, 4))
+        assert rows > 0
+        if format != "sqlite":  # SQLite's pages are not byte-stable; csv and jsonl are
+            assert py_out.read_bytes() == cli_out.read_bytes()
+        else:
+            import sqlite3
+            query = "SELECT * FROM states ORDER BY rowid"
+            assert sqlite3.connect(py_out).execute(query).fetchall() == \
+                sqlite3.connect(cli_out).execute(query).fetchall()
+        with pytest.raises(FileExistsError, match="overwrite=True"):
+            db.export(py_out, format)
+        assert db.export(py_out, format, layers=(4, 4), overwrite=True) < rows
+        with pytest.raises(ValueError, match="unknown export format"):
+            db.export(tmp_path / "x", "xlsx")
+        with pytest.raises(ValueError, match="outside"):
+            db.export(tmp_path / "x", format, layers=(3, 9))
+        assert not (tmp_path / "x").exists() and not (tmp_path / "x.partial").exists()
+
+
 def test_bad_input_is_a_value_error_and_names_the_problem(solved):
     db = gops.open(solved(5, "win"))
     with pytest.raises(ValueError, match="same size"):

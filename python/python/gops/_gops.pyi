@@ -1,7 +1,7 @@
 """Type stubs of the extension module (see gops/__init__.py for the documented API)."""
 
 import os
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,16 @@ class Db:
     def to_arrow(
         self, layer: int, *, concrete: bool = False, all_diffs: bool = False
     ) -> Any: ...
+    def export(
+        self,
+        path: Union[str, os.PathLike[str]],
+        format: str,
+        *,
+        layers: Optional[Tuple[int, int]] = None,
+        concrete: bool = False,
+        all_diffs: bool = False,
+        overwrite: bool = False,
+    ) -> int: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Db": ...
     def __exit__(self, *args: Any) -> bool: ...
