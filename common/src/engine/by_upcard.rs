@@ -67,6 +67,18 @@ impl LayerEngine {
         slice: &SliceInProgress,
         dense: &mut [f64],
     ) -> Result<(f64, u64), EngineError> {
+        self.solve_win_by_upcard_leaving(slice, dense, &|_| false)
+    }
+
+    /// [`LayerEngine::solve_win_by_upcard`], with the patterns `alone(p)` solved alone
+    /// as if their entries could not be prepared: the tests' way to the [`Plan::Alone`]
+    /// path, which a whole game reaches only past 32-bit positions in a slice below.
+    pub(super) fn solve_win_by_upcard_leaving(
+        &self,
+        slice: &SliceInProgress,
+        dense: &mut [f64],
+        alone: &(dyn Fn(usize) -> bool + Sync),
+    ) -> Result<(f64, u64), EngineError> {
         let chunk = PATTERNS_PER_TASK * slice.width;
         let mut plans = vec![Plan::Alone; self.layout.canonical_count()];
         // 1: each pattern's window, -1 below it and +1 above
@@ -78,7 +90,11 @@ impl LayerEngine {
                 let patterns = out.chunks_exact_mut(slice.width).zip(plans);
                 for (offset, (values, plan)) in patterns.enumerate() {
                     let p = task * PATTERNS_PER_TASK + offset;
-                    *plan = self.plan(scratch, p, values, slice);
+                    *plan = if alone(p) {
+                        Plan::Alone
+                    } else {
+                        self.plan(scratch, p, values, slice)
+                    };
                 }
             });
         // 2: upcard after upcard, every pattern's games under it, added to its totals
@@ -283,13 +299,18 @@ impl LayerEngine {
             Plan::Alone => {
                 let first_d = self.first_d(p, diff_range);
                 let range = &mut values[(first_d + diff_range) as usize..];
-                bisect_window(range, first_d, &mut |d| {
-                    let (v, gap, n) =
-                        self.solve_state(solver, scratch, p, d, slice.views, slice.prizes)?;
-                    max_gap = max_gap.max(gap);
-                    games += n;
-                    Ok(v)
-                })?;
+                bisect_window(
+                    range,
+                    first_d,
+                    &|d| slice.reach.contains_diff(d),
+                    &mut |d| {
+                        let (v, gap, n) =
+                            self.solve_state(solver, scratch, p, d, slice.views, slice.prizes)?;
+                        max_gap = max_gap.max(gap);
+                        games += n;
+                        Ok(v)
+                    },
+                )?;
             }
         }
         self.complete_pattern(p, values, diff_range, Some(slice.reach));

@@ -274,7 +274,12 @@ impl LayerEngine {
                                         };
                                     }
                                 }
-                                None => bisect_window(range, first_d, &mut solve_at)?,
+                                None => bisect_window(
+                                    range,
+                                    first_d,
+                                    &|d| run_reach.contains_diff(d),
+                                    &mut solve_at,
+                                )?,
                             },
                             _ => {
                                 for (slot, d) in range.iter_mut().zip(first_d..) {
@@ -493,23 +498,30 @@ pub struct Recomputed {
 }
 
 /// Fills `out[i]`, the value at score difference `first_d + i`, for a value that is
-/// nondecreasing in d with -1 and +1 as its floor and ceiling: bisection finds the first
-/// d above -1 and the last d below +1; only the d between them (and those the search
-/// probed) are solved.
+/// nondecreasing in d with -1 and +1 as its floor and ceiling: bisection over the d that
+/// can occur (`reachable`) finds the first above -1 and the last below +1; only the d
+/// between them (and those the search probed) are solved. The d that cannot occur are
+/// never solved (their children's values are placeholders) and are left NaN, for
+/// [`LayerEngine::complete_pattern`] to mark.
 fn bisect_window(
     out: &mut [f64],
     first_d: i32,
+    reachable: &dyn Fn(i32) -> bool,
     solve_at: &mut dyn FnMut(i32) -> Result<f64, EngineError>,
 ) -> Result<(), EngineError> {
     out.fill(f64::NAN);
-    let mut value = |out: &mut [f64], i: usize| -> Result<f64, EngineError> {
+    let live: Vec<usize> = (0..out.len())
+        .filter(|&i| reachable(first_d + i as i32))
+        .collect();
+    let mut value = |out: &mut [f64], j: usize| -> Result<f64, EngineError> {
+        let i = live[j];
         if out[i].is_nan() {
             out[i] = solve_at(first_d + i as i32)?;
         }
         Ok(out[i])
     };
-    // lo: first index whose value is above -1 (out.len() if none)
-    let (mut a, mut b) = (0, out.len());
+    // lo: the first live index whose value is above -1 (live.len() if none)
+    let (mut a, mut b) = (0, live.len());
     while a < b {
         let m = a + (b - a) / 2;
         if value(out, m)? > -1.0 {
@@ -519,8 +531,8 @@ fn bisect_window(
         }
     }
     let lo = a;
-    // hi: one past the last index whose value is below +1, at least lo
-    let (mut a, mut b) = (lo, out.len());
+    // hi: one past the last live index whose value is below +1, at least lo
+    let (mut a, mut b) = (lo, live.len());
     while a < b {
         let m = a + (b - a) / 2;
         if value(out, m)? >= 1.0 {
@@ -530,10 +542,14 @@ fn bisect_window(
         }
     }
     let hi = a;
-    out[..lo].fill(-1.0);
-    out[hi..].fill(1.0);
-    for i in lo..hi {
-        value(out, i)?;
+    for &i in &live[..lo] {
+        out[i] = -1.0;
+    }
+    for &i in &live[hi..] {
+        out[i] = 1.0;
+    }
+    for j in lo..hi {
+        value(out, j)?;
     }
     Ok(())
 }

@@ -171,7 +171,8 @@ fn dense_slices_below_are_not_prepared() {
 /// and pattern by pattern (each state's games filled and solved on their own) give the
 /// same `win` slices, bit for bit (every value, the largest gap, the games solved), and
 /// the placeholder [`UNREACHABLE`] at the score differences that cannot occur: every
-/// slice of every layer from 2 on of the 7- and 8-card games.
+/// slice of every layer from 2 on of the 7- and 8-card games; also with some or all
+/// patterns left alone (`Plan::Alone`, solved pattern by pattern at the end).
 #[test]
 fn win_slices_by_upcard_equal_those_by_pattern() {
     for n in [7u8, 8] {
@@ -205,6 +206,21 @@ fn win_slices_by_upcard_equal_those_by_pattern() {
                 assert_eq!(bits(&by_upcard), bits(&by_pattern), "{at}");
                 assert_eq!(upcard_cost.0.to_bits(), pattern_cost.0.to_bits(), "{at}");
                 assert_eq!(upcard_cost.1, pattern_cost.1, "{at}");
+                // every third pattern left alone (Plan::Alone), and every one: the same
+                // values; more games (and so a gap as large or larger), as a pattern alone
+                // finds its window by bisection, solving games at settled differences too
+                for every in [3, 1] {
+                    let mut mixed = vec![0.0; size];
+                    let mixed_cost = engine
+                        .solve_win_by_upcard_leaving(&slice, &mut mixed, &|p| p % every == 0)
+                        .unwrap();
+                    assert_eq!(bits(&mixed), bits(&by_pattern), "{at}, alone 1 in {every}");
+                    assert!(
+                        mixed_cost.0 >= pattern_cost.0 && mixed_cost.0 < 1e-9,
+                        "{at}"
+                    );
+                    assert!(mixed_cost.1 >= pattern_cost.1, "{at}, alone 1 in {every}");
+                }
             }
         }
     }
