@@ -112,23 +112,18 @@ pub fn export_file(
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<ExportSummary, FileExportError> {
     let partial = partial_path(out);
-    let written = write_partial(store, options, format, &partial, progress);
-    let summary = match written {
-        Ok(summary) => summary,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&partial, out).map_err(|source| {
-        let _ = std::fs::remove_file(&partial);
-        FileExportError::Rename {
+    let written = write_partial(store, options, format, &partial, progress).and_then(|summary| {
+        std::fs::rename(&partial, out).map_err(|source| FileExportError::Rename {
             from: partial.clone(),
             to: out.to_path_buf(),
             source,
-        }
-    })?;
-    Ok(summary)
+        })?;
+        Ok(summary)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 fn write_partial(

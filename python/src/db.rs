@@ -49,6 +49,20 @@ impl Db {
         }
     }
 
+    /// `layer` (cards left in each hand) as a layer of this game, or the ValueError that
+    /// says it is outside.
+    fn layer_of(&self, layer: i64) -> PyResult<u8> {
+        u8::try_from(layer)
+            .ok()
+            .filter(|k| (1..=self.n).contains(k))
+            .ok_or_else(|| {
+                value_error(format!(
+                    "layer {layer} is outside this {}-card game's 1..{}",
+                    self.n, self.n
+                ))
+            })
+    }
+
     /// The open oracle, or the error of a closed db.
     pub fn oracle(&self) -> PyResult<Arc<SharedOracle>> {
         lock(&self.oracle)
@@ -246,15 +260,7 @@ impl Db {
         concrete: bool,
         all_diffs: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let k = u8::try_from(layer)
-            .ok()
-            .filter(|k| (1..=self.n).contains(k))
-            .ok_or_else(|| {
-                value_error(format!(
-                    "layer {layer} is outside this {}-card game's 1..{}",
-                    self.n, self.n
-                ))
-            })?;
+        let k = self.layer_of(layer)?;
         let oracle = self.oracle()?;
         let options = ExportOptions {
             layers: k..=k,
@@ -303,9 +309,8 @@ impl Db {
             )));
         }
         let (first, last) = layers.unwrap_or((1, i64::from(self.n)));
-        let layer = |k: i64| u8::try_from(k).unwrap_or(0);
         let options = ExportOptions {
-            layers: layer(first)..=layer(last),
+            layers: self.layer_of(first)?..=self.layer_of(last)?,
             concrete,
             all_diffs,
         };
