@@ -16,7 +16,7 @@ use gops_db::oracle::Oracle;
 
 use crate::args::{OnDemandArgs, threads_or_all_cores};
 use crate::failure::Failure;
-use crate::output::count;
+use gops_common::human::count;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("player").required(true).args(["bot", "bot_url", "builtin"])))]

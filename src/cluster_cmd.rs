@@ -58,7 +58,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     };
     let tls_on = tls.is_some();
     let limits = connection_limits(&args);
-    let caches = crate::memory::split(
+    let caches = crate::input::memory_split(
         args.memory_mb,
         n,
         args.objective,
@@ -183,7 +183,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             Some(layer) if signalled.load(std::sync::atomic::Ordering::SeqCst) => {
                 Err(Failure::Interrupted(format!(
                     "interrupted in layer {layer} with {} stored this run in {}; start the coordinator again to resume",
-                    crate::output::counted(stored, "slice", "slices"),
+                    gops_common::human::counted(stored, "slice", "slices"),
                     args.db.display()
                 )))
             }
@@ -273,7 +273,7 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
 /// The connection limits: the file limit raised to its hard maximum, the total cap left
 /// below it with room for the store's own files, and the flags over both.
 fn connection_limits(args: &CoordinatorArgs) -> ConnLimits {
-    let file_limit = crate::fd_limit::raise();
+    let file_limit = gops_common::system::raise_file_limit();
     let mut limits = ConnLimits::for_file_limit(file_limit);
     if let Some(max) = args.max_connections {
         // more connections than descriptors would starve the store's own files

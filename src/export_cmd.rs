@@ -11,7 +11,7 @@ use tracing::warn;
 
 use crate::args::{ExportArgs, OnDemandArgs};
 use crate::failure::Failure;
-use crate::output::count;
+use gops_common::human::count;
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
     if args.out.exists() && !args.force {

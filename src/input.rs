@@ -1,7 +1,30 @@
-//! Input that several commands read alike: a `--layers` range and the seed taken from
-//! the clock when `--seed` is not given.
+//! Input that several commands read alike: a `--layers` range, the seed taken from
+//! the clock when `--seed` is not given, and the caches of a `--memory-mb` budget.
+
+use gops_common::Objective;
+use gops_common::budget::{CacheSplit, Role, available_memory, process_caches};
 
 use crate::failure::Failure;
+
+/// The caches of a process with `memory_mb` (or the default: half the memory
+/// available, at most 3 GiB) for the `n`-card game, checked against what the game needs
+/// at the least.
+pub fn memory_split(
+    memory_mb: Option<u64>,
+    n: u8,
+    objective: Objective,
+    role: Role,
+) -> Result<CacheSplit, Failure> {
+    process_caches(
+        "--memory-mb",
+        memory_mb,
+        n,
+        objective,
+        role,
+        available_memory(),
+    )
+    .map_err(Failure::Usage)
+}
 
 /// `K..L` (inclusive), `K..`, `..L` or `K`; all layers when absent.
 pub fn parse_layers(text: Option<&str>, n: u8) -> Result<std::ops::RangeInclusive<u8>, Failure> {

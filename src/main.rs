@@ -10,10 +10,7 @@ mod db_open;
 mod disk_check;
 mod export_cmd;
 mod failure;
-mod fd_limit;
 mod input;
-mod local;
-mod memory;
 mod network;
 mod on_demand_progress;
 mod output;
@@ -34,7 +31,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() {
-    memory::tune_allocator();
+    gops_common::system::tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 
 use crate::args::PlayArgs;
 use crate::failure::Failure;
-use crate::output::strategy_line;
+use gops_common::human::strategy_line;
 
 /// Slices the bot keeps in memory.
 const CACHE_BYTES: usize = 256 << 20;

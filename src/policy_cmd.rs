@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::args::{ExploitArgs, PolicyArg, SimulateArgs};
 use crate::failure::Failure;
-use crate::output::count;
+use gops_common::human::count;
 
 /// Slices kept in memory while playing.
 const CACHE_BYTES: usize = 1 << 30;
@@ -108,15 +108,15 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
     // rounded as values are for people (12 decimals, never "-0"); --json keeps every bit
     crate::out!(
         "game value for A:          {}",
-        crate::output::value(result.game_value)
+        gops_common::human::value(result.game_value)
     );
     crate::out!(
         "A's value with the policy: {}",
-        crate::output::value(result.policy_value)
+        gops_common::human::value(result.policy_value)
     );
     crate::out!(
         "exploitability:            {}  ({} states evaluated)",
-        crate::output::value(result.exploitability),
+        gops_common::human::value(result.exploitability),
         count(result.states)
     );
     Ok(())

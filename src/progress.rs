@@ -117,16 +117,6 @@ pub fn eta(elapsed: Duration, done: u64, remaining: u64, total: u64) -> Option<D
     (enough && done > 0).then(|| elapsed.mul_f64(remaining as f64 / done as f64))
 }
 
-/// A duration for people: `45s`, `3m 20s`, `2h 05m`.
-pub fn human_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
-    }
-}
-
 impl BarObserver {
     pub fn new() -> BarObserver {
         let bar = shared_bar();
@@ -189,11 +179,11 @@ impl RunObserver for BarObserver {
         )
         .map_or_else(
             || "ETA ...".to_string(),
-            |d| format!("ETA {}", human_duration(d)),
+            |d| format!("ETA {}", gops_common::human::compact_duration(d)),
         );
         self.bar.set_message(format!(
             "{} matrix games solved, {eta}",
-            crate::output::count(solved)
+            gops_common::human::count(solved)
         ));
     }
 
@@ -212,8 +202,5 @@ mod tests {
         assert_eq!(eta(s(10), 0, 1_000, 100_000), None, "under 1 %");
         assert_eq!(eta(s(10), 50, 50, 100), Some(s(10)));
         assert_eq!(eta(s(4), 10, 90, 100), Some(s(36)));
-        assert_eq!(human_duration(s(45)), "45s");
-        assert_eq!(human_duration(s(200)), "3m 20s");
-        assert_eq!(human_duration(s(7500)), "2h 05m");
     }
 }

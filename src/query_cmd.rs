@@ -9,7 +9,7 @@ use gops_db::store::Store;
 
 use crate::args::{StateArgs, StrategyArgs};
 use crate::failure::Failure;
-use crate::output::strategy_line;
+use gops_common::human::strategy_line;
 
 /// The db and the state the arguments name (full hands where a list is omitted). The
 /// input is checked against the db's manifest file before the database is opened, so bad
@@ -50,7 +50,7 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
             state.prizes,
             state.diff,
             store.objective(),
-            crate::output::value(value)
+            gops_common::human::value(value)
         );
     }
     Ok(())
@@ -75,7 +75,7 @@ pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
         );
         crate::out!(
             "value for A after the reveal: {}",
-            crate::output::value(game.value)
+            gops_common::human::value(game.value)
         );
         crate::out!("A bids  {}", strategy_line(state.a, &game.strategy_a));
         crate::out!("B bids  {}", strategy_line(state.b, &game.strategy_b));

@@ -11,13 +11,13 @@ use gops_coordinator::cluster::CoreError;
 use gops_coordinator::observer::RunObserver;
 use gops_db::query::{revealed_game, state_value};
 use gops_db::store::Store;
+use gops_local::{DashboardSite, solve_local};
 use tracing::warn;
 
 use crate::args::SolveArgs;
 use crate::failure::Failure;
-use crate::local::solve_local;
-use crate::output::{count, strategy_line};
 use crate::progress::BarObserver;
+use gops_common::human::{count, strategy_line};
 use gops_coordinator::in_process::{
     LocalError, LocalRun, SolveOutcome, SolveSummary, StopSignal, solve_direct,
 };
@@ -25,7 +25,7 @@ use gops_coordinator::in_process::{
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     let threads = crate::args::threads_or_all_cores(args.threads);
-    let caches = crate::memory::split(args.memory_mb, n, args.objective, Role::Solve)?;
+    let caches = crate::input::memory_split(args.memory_mb, n, args.objective, Role::Solve)?;
     crate::disk_check::check(
         &args.db,
         n,
@@ -63,6 +63,10 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let (store, outcome) = if args.no_grpc {
         solve_direct(run)
     } else {
+        if let Some(site) = &dashboard {
+            let url = site.url().map_err(|e| Failure::Runtime(e.to_string()))?;
+            crate::progress::eprint_line(&format!("dashboard: {url}"));
+        }
         solve_local(run, dashboard)
     }
     .map_err(local_failure)?;
@@ -87,10 +91,11 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     }
 }
 
-/// The listener of `--dashboard`; an address that cannot be bound is bad input.
-fn bind_dashboard(addr: std::net::SocketAddr) -> Result<std::net::TcpListener, Failure> {
+/// Where `--dashboard` serves; an address that cannot be bound is bad input.
+fn bind_dashboard(addr: std::net::SocketAddr) -> Result<DashboardSite, Failure> {
     std::net::TcpListener::bind(addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map(DashboardSite::new)
         .map_err(|e| Failure::Usage(format!("cannot serve the dashboard on {addr}: {e}")))
 }
 
@@ -114,13 +119,13 @@ fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
         "{} states, {} matrix games in this run ({}), {:.2} s wall, {} games/s on {}",
         count(summary.states),
         count(summary.games),
-        crate::output::counted(summary.slices as u64, "slice", "slices"),
+        gops_common::human::counted(summary.slices as u64, "slice", "slices"),
         seconds,
         count(rate as u64),
-        crate::output::counted(threads as u64, "thread", "threads")
+        gops_common::human::counted(threads as u64, "thread", "threads")
     );
     let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
-    match crate::memory::peak_rss() {
+    match gops_common::system::peak_rss() {
         Some(peak) => crate::out!(
             "peak memory {}, db {db_size}",
             gops_db::disk::human_bytes(peak)

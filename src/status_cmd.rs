@@ -232,7 +232,7 @@ fn print_cluster(status: &ClusterStatus) {
         Some(_) if status.run.complete => {}
         Some(seconds) => crate::out!(
             "time left: about {} at the last minute's speed",
-            crate::output::duration(seconds)
+            gops_common::human::duration(seconds)
         ),
         None => crate::out!("time left: unknown (nothing stored in the last minute)"),
     }

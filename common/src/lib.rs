@@ -27,6 +27,8 @@
 //! - [`solution`]: a whole game solved in memory (tests, benchmarks).
 //! - [`subtree`]: one state's subtree solved on its own (a book's states below it);
 //! - [`sync`]: the one policy for a poisoned lock.
+//! - [`human`]: counts, durations, values and strategies as people read them.
+//! - [`system`]: the allocator's settings, the file limit and the peak memory.
 
 pub mod audit;
 pub mod binomial;
@@ -35,6 +37,7 @@ pub mod cache;
 pub mod cards;
 pub mod checksum;
 pub mod engine;
+pub mod human;
 pub mod kernel;
 pub mod layout;
 pub mod matrix_fill;
@@ -53,6 +56,7 @@ pub mod solution;
 pub mod state;
 pub mod subtree;
 pub mod sync;
+pub mod system;
 
 pub use cards::{CardSet, InputError, MAX_N};
 pub use objective::Objective;

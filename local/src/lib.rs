@@ -1,11 +1,13 @@
-//! `gops solve` on one machine: a coordinator and one worker in one process talking gRPC
-//! over loopback, so the path a user runs on one machine is the path the cluster runs.
-//! `--no-grpc` (hidden, to measure what the protocol costs) takes
-//! `gops_coordinator::in_process::solve_direct` instead, which leases the shards to an
-//! in-process loop. Either way the coordinator keeps the one record of the run's
-//! progress, and Ctrl-C (or a slice budget, for tests) lets the shard in hand finish and
-//! be stored, then stops; the next run resumes from the store. This path can also serve
-//! the coordinator's dashboard, behind the run's fresh token.
+//! A solve on one machine (`gops solve`'s default path): a coordinator and one worker
+//! in one process talking gRPC over loopback, so the path a user runs on one machine is
+//! the path the cluster runs. (`gops_coordinator::in_process::solve_direct` leases the
+//! shards to an in-process loop instead, to measure what the protocol costs.) Either way
+//! the coordinator keeps the one record of the run's progress, and a raised stop signal
+//! (Ctrl-C, or a slice budget in tests) lets the shard in hand finish and be stored, then
+//! stops; the next run resumes from the store. This path can also serve the
+//! coordinator's dashboard, behind the run's fresh token ([`DashboardSite`]).
+//!
+//! The one crate that depends on both the coordinator and the worker.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -21,12 +23,33 @@ use gops_worker::{WorkerConfig, run_worker};
 use tokio::sync::watch;
 use tracing::info;
 
+/// Where a local solve serves its dashboard: a bound listener and the fresh token that
+/// guards both the dashboard and the loopback gRPC port.
+pub struct DashboardSite {
+    listener: std::net::TcpListener,
+    token: String,
+}
+
+impl DashboardSite {
+    /// The dashboard on `listener` (bound already, non-blocking), behind a fresh token.
+    pub fn new(listener: std::net::TcpListener) -> DashboardSite {
+        DashboardSite {
+            listener,
+            token: fresh_token(),
+        }
+    }
+
+    /// The address to open, token included.
+    pub fn url(&self) -> std::io::Result<String> {
+        Ok(dashboard_url(self.listener.local_addr()?, &self.token))
+    }
+}
+
 /// Solves the store's game with an in-process coordinator and a worker of `threads`
-/// threads talking gRPC over loopback.
-/// `dashboard`: where to serve the dashboard, bound already.
+/// threads talking gRPC over loopback, serving the dashboard at `dashboard` if given.
 pub fn solve_local(
     run: LocalRun,
-    dashboard: Option<std::net::TcpListener>,
+    dashboard: Option<DashboardSite>,
 ) -> Result<(Store, SolveOutcome), LocalError> {
     let started = Instant::now();
     let (core, settings, stop) = run.into_parts()?;
@@ -44,16 +67,14 @@ pub fn solve_local(
             .local_addr()
             .map_err(|e| LocalError::Runtime(e.to_string()))?;
         let (stop_server, server_stopped) = watch::channel(false);
-        // loopback is shared with every user of the host: a fresh token keeps them out
-        let token = fresh_token();
-        if let Some(listener) = dashboard {
-            // the same token guards the dashboard, wherever it is served: its URL carries it
-            let listener = tokio::net::TcpListener::from_std(listener)
+        // loopback is shared with every user of the host: a fresh token keeps them out;
+        // the same token guards the dashboard, wherever it is served (its URL carries it)
+        let token = dashboard
+            .as_ref()
+            .map_or_else(fresh_token, |site| site.token.clone());
+        if let Some(site) = dashboard {
+            let listener = tokio::net::TcpListener::from_std(site.listener)
                 .map_err(|e| LocalError::Runtime(format!("cannot serve the dashboard: {e}")))?;
-            let at = listener
-                .local_addr()
-                .map_err(|e| LocalError::Runtime(e.to_string()))?;
-            crate::progress::eprint_line(&format!("dashboard: {}", dashboard_url(at, &token)));
             tokio::spawn(serve_metrics(
                 listener,
                 Arc::clone(&core),
