@@ -5,49 +5,41 @@ use std::time::Duration;
 
 use gops_common::cards::validate_n;
 use gops_coordinator::admission::ConnLimits;
-use gops_coordinator::cluster::{Coordinator, CoordinatorConfig, RunFailure};
-use gops_coordinator::exit_rule::ExitRule;
-use gops_coordinator::metrics::serve_metrics;
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
 use gops_coordinator::observer::Silent;
-use gops_coordinator::service::serve_with_tls;
+use gops_coordinator::process::CoordinatorProcess;
+use gops_coordinator::service::AccessTokens;
+use gops_http::token_files::{Exposure, check_exposure, server_tokens};
 use gops_worker::backoff::Backoff;
 use gops_worker::shared_dir::SharedDir;
 use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use crate::args::{CoordinatorArgs, WorkerArgs};
 use crate::failure::Failure;
-use crate::network::{
-    COORDINATOR_EXPOSURE, check_exposure, client_credentials, read_tokens, runtime,
-};
+use crate::network::{client_credentials, runtime};
 use crate::signals::Termination;
 
-/// How long a coordinator with `--exit-when-done` and `--metrics` keeps serving once the
-/// run is complete and its workers told, so that the dashboard shows the end.
-const DASHBOARD_GRACE: Duration = Duration::from_secs(10);
-
-/// Resolves, with the reason, once the coordinator cannot go on: its store can no longer
-/// be written, or a shard fails on every worker that takes it.
-async fn run_failure(core: Arc<Coordinator>) -> RunFailure {
-    let mut changes = core.changes();
-    loop {
-        if let Some(failure) = core.failure() {
-            return failure;
-        }
-        if changes.changed().await.is_err() {
-            // the core is gone: nothing will fail any more
-            std::future::pending::<()>().await;
-        }
-    }
-}
+/// A coordinator's gRPC port: anyone who reaches it could join the run.
+const COORDINATOR_EXPOSURE: Exposure = Exposure {
+    risk: "join the run or waste its work",
+    token_use: "the same file for the workers",
+    warning: "serving without a token (--insecure): anyone who reaches this address can join the run",
+};
 
 pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
-    let tokens = read_tokens(args.token_file.as_deref())?;
-    check_exposure(args.listen, &tokens, args.insecure, &COORDINATOR_EXPOSURE)?;
+    let tokens = server_tokens(args.token_file.as_deref())?;
+    check_exposure(
+        args.listen,
+        !tokens.is_empty(),
+        args.insecure,
+        &COORDINATOR_EXPOSURE,
+    )?;
+    let tokens = AccessTokens::of(tokens);
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(crate::tls::read_identity(cert, key)?),
+        (Some(cert), Some(key)) => Some(server_identity(cert, key)?),
         (None, None) => None,
         // clap requires them together
         _ => {
@@ -57,7 +49,11 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         }
     };
     let tls_on = tls.is_some();
-    let limits = connection_limits(&args);
+    let limits = ConnLimits::with_flags(
+        gops_common::system::raise_file_limit(),
+        args.max_connections,
+        args.max_connections_per_address,
+    );
     let caches = crate::input::memory_split(
         args.memory_mb,
         n,
@@ -96,99 +92,48 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", args.listen)))?;
         // before the listening line: a signal right after it must be caught
         let termination = Termination::listen()?;
-        info!(address = %listener.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?, n, objective = %args.objective, tls = tls_on, "coordinator listening");
-        // metrics are a side line: a port that cannot be bound is reported, and the
-        // coordinator goes on without them
-        if let Some(addr) = args.metrics {
-            match tokio::net::TcpListener::bind(addr).await {
-                Ok(metrics_listener) => {
-                    let core = Arc::clone(&core);
-                    let tokens = tokens.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = serve_metrics(metrics_listener, core, tokens).await {
-                            warn!(address = %addr, error = %e, "metrics server stopped");
-                        }
-                    });
-                }
-                Err(e) => {
-                    error!(address = %addr, error = %e, "cannot serve metrics: cannot listen on --metrics; going on without them");
-                }
-            }
-        }
-        let done = {
-            let core = Arc::clone(&core);
-            let exit_when_done = args.exit_when_done;
-            let dashboard = args.metrics.is_some();
-            // every live worker hears "finished" first: a worker still busy with a shard
-            // someone else finished heartbeats, so it stays live and is waited for (a
-            // silent one drops out after a lease); a resumed run also waits for the
-            // workers of the run before it
-            let mut rule = ExitRule::new(core.config().lease, core.resumed());
-            // woken by the run's changes; the rule's clocks (the linger, workers that
-            // fall silent) are looked at a few times a lease, at least once a second
-            let recheck = (core.config().lease / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
-            let mut changes = core.changes();
-            async move {
-                let mut announced = false;
-                loop {
-                    let finished = exit_when_done && core.is_finished();
-                    let now = std::time::Instant::now();
-                    if rule.should_exit(finished, finished && core.workers_released(now), now) {
-                        if dashboard {
-                            // whoever watches sees the final table before it goes
-                            info!(grace_secs = DASHBOARD_GRACE.as_secs(), "run complete; the dashboard stays up a little");
-                            tokio::time::sleep(DASHBOARD_GRACE).await;
-                        }
-                        return;
-                    }
-                    if finished && !announced && !rule.linger().is_zero() {
-                        announced = true;
-                        info!(linger_secs = rule.linger().as_secs(), "run complete; serving a little longer for the workers of the interrupted run before this one");
-                    }
-                    tokio::select! {
-                        _ = changes.changed() => {}
-                        () = tokio::time::sleep(recheck) => {}
-                    }
-                }
-            }
+        let address = listener
+            .local_addr()
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        info!(%address, n, objective = %args.objective, tls = tls_on, "coordinator listening");
+        let process = CoordinatorProcess {
+            core,
+            tokens,
+            tls,
+            limits,
+            progress_every: Duration::from_secs(args.progress_secs),
+            exit_when_done: args.exit_when_done,
+            metrics: args.metrics,
         };
-        let signalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let shutdown = {
-            let signalled = Arc::clone(&signalled);
-            let core = Arc::clone(&core);
-            async move {
-                tokio::select! {
-                    _ = termination.received() => {
-                        signalled.store(true, std::sync::atomic::Ordering::SeqCst);
-                        info!("signal received; stopping (the db is consistent)");
-                    }
-                    _ = done => info!("run complete; stopping"),
-                    failure = run_failure(Arc::clone(&core)) => {
-                        error!(error = %failure, "stopping: the run cannot go on");
-                    }
-                }
-            }
-        };
-        let served = serve_with_tls(listener, Arc::clone(&core), tokens, tls, limits, Duration::from_secs(args.progress_secs), shutdown)
+        let ending = process
+            .serve(listener, termination.received())
             .await
-            .map_err(|e| Failure::Runtime(format!("gRPC server failed: {e}")));
-        if let Some(failure) = core.failure() {
-            return Err(Failure::Runtime(failure.to_string()));
-        }
-        let (open_layer, stored) = core.position();
-        info!(slices_stored = stored, slices_leased = core.leased_this_run(), complete = core.is_finished(), "coordinator stopped");
-        served?;
-        match open_layer {
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        match ending.interrupted_in() {
             // stopped by a signal before the run was complete: an interruption (130)
-            Some(layer) if signalled.load(std::sync::atomic::Ordering::SeqCst) => {
-                Err(Failure::Interrupted(format!(
-                    "interrupted in layer {layer} with {} stored this run in {}; start the coordinator again to resume",
-                    gops_common::human::counted(stored, "slice", "slices"),
-                    args.db.display()
-                )))
-            }
-            _ => Ok(()),
+            Some(layer) => Err(Failure::Interrupted(format!(
+                "interrupted in layer {layer} with {} stored this run in {}; start the coordinator again to resume",
+                gops_common::human::counted(ending.stored, "slice", "slices"),
+                args.db.display()
+            ))),
+            None => Ok(()),
         }
+    })
+}
+
+/// The server side of TLS from `--tls-cert` and `--tls-key`.
+fn server_identity(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<tonic::transport::ServerTlsConfig, Failure> {
+    let (cert_pem, key_pem) = gops_proto::tls_files::read_identity(cert, key)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    gops_coordinator::service::server_tls(&cert_pem, &key_pem).map_err(|e| {
+        Failure::Usage(format!(
+            "--tls-cert {} with --tls-key {}: {e}",
+            cert.display(),
+            key.display()
+        ))
     })
 }
 
@@ -268,35 +213,6 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         );
         Ok(())
     })
-}
-
-/// The connection limits: the file limit raised to its hard maximum, the total cap left
-/// below it with room for the store's own files, and the flags over both.
-fn connection_limits(args: &CoordinatorArgs) -> ConnLimits {
-    let file_limit = gops_common::system::raise_file_limit();
-    let mut limits = ConnLimits::for_file_limit(file_limit);
-    if let Some(max) = args.max_connections {
-        // more connections than descriptors would starve the store's own files
-        let room = ConnLimits::room(file_limit);
-        if max as usize > room {
-            warn!(
-                asked = max,
-                allowed = room,
-                "--max-connections is above what the file limit leaves beside the store's files; using the lower"
-            );
-        }
-        limits.max_connections = (max as usize).min(room);
-    }
-    if let Some(per_address) = args.max_connections_per_address {
-        limits.per_address = per_address as usize;
-    }
-    info!(
-        file_limit = file_limit.map_or_else(|| "unknown".to_string(), |l| l.to_string()),
-        max_connections = limits.max_connections,
-        per_address = limits.per_address,
-        "connection limits"
-    );
-    limits
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use gops_common::InputError;
 use gops_db::export::ExportError;
 use gops_db::query::QueryError;
 use gops_db::store::StoreError;
+use gops_http::token_files::TokenFileError;
 
 pub enum Failure {
     /// Bad input: exit 2.
@@ -63,5 +64,11 @@ impl From<ExportError> for Failure {
         } else {
             Failure::Runtime(e.to_string())
         }
+    }
+}
+
+impl From<TokenFileError> for Failure {
+    fn from(e: TokenFileError) -> Self {
+        Failure::Usage(e.to_string())
     }
 }

@@ -23,7 +23,6 @@ mod serve_cmd;
 mod signals;
 mod solve_cmd;
 mod status_cmd;
-mod tls;
 mod verify_cmd;
 
 use clap::Parser;

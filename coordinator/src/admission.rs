@@ -68,6 +68,39 @@ impl ConnLimits {
         limits
     }
 
+    /// The limits of a process allowed `file_limit` descriptors, with the flags over
+    /// them: `max_connections` is cut to what the file limit leaves beside the store's
+    /// files (more would starve them), with a warning; `per_address` is taken as given.
+    pub fn with_flags(
+        file_limit: Option<u64>,
+        max_connections: Option<u64>,
+        per_address: Option<u64>,
+    ) -> ConnLimits {
+        let mut limits = ConnLimits::for_file_limit(file_limit);
+        if let Some(max) = max_connections {
+            let room = ConnLimits::room(file_limit);
+            let asked = usize::try_from(max).unwrap_or(usize::MAX);
+            if asked > room {
+                tracing::warn!(
+                    asked = max,
+                    allowed = room,
+                    "--max-connections is above what the file limit leaves beside the store's files; using the lower"
+                );
+            }
+            limits.max_connections = asked.min(room);
+        }
+        if let Some(per_address) = per_address {
+            limits.per_address = usize::try_from(per_address).unwrap_or(usize::MAX);
+        }
+        tracing::info!(
+            file_limit = file_limit.map_or_else(|| "unknown".to_string(), |l| l.to_string()),
+            max_connections = limits.max_connections,
+            per_address = limits.per_address,
+            "connection limits"
+        );
+        limits
+    }
+
     /// The most connections a process allowed `file_limit` descriptors can hold beside
     /// [`FD_RESERVE`] for its own files (at least 16); unbounded when the limit is not
     /// known.
@@ -433,5 +466,21 @@ mod tests {
             (1 << 20) - FD_RESERVE as usize
         );
         assert_eq!(ConnLimits::room(None), usize::MAX);
+    }
+
+    #[test]
+    fn the_flags_rule_but_never_past_the_file_limit() {
+        let room = 1024 - FD_RESERVE as usize;
+        let asked = ConnLimits::with_flags(Some(1024), Some(100), Some(7));
+        assert_eq!((asked.max_connections, asked.per_address), (100, 7));
+        let too_many = ConnLimits::with_flags(Some(1024), Some(1_000_000), None);
+        assert_eq!(
+            (too_many.max_connections, too_many.per_address),
+            (room, 512)
+        );
+        assert_eq!(
+            ConnLimits::with_flags(None, None, None),
+            ConnLimits::default()
+        );
     }
 }

@@ -28,7 +28,8 @@
 //! - [`in_process`]: a solve without the network: the coordinator leasing its shards to
 //!   a solver loop in the same process (`gops solve --no-grpc`, Python's `gops.solve`).
 //! - [`rate`]: the run's speed over the last minute, for the time left.
-//! - [`exit_rule`]: when a coordinator started with `--exit-when-done` stops serving.
+//! - [`exit_rule`]: when a coordinator started with `--exit-when-done` stops serving;
+//!   [`process`]: a coordinator process from its first call to its exit.
 //! - [`stall`]: a run that does not move (no live worker, or nothing stored), noticed;
 //!   [`stall_clock`] asks the core on its own clock and logs it.
 //! - [`events`]: the bounded log of recent events (layers complete, workers joined, ...).
@@ -54,6 +55,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod observer;
 pub mod open_layer;
+pub mod process;
 pub mod rate;
 pub mod registry;
 pub mod service;

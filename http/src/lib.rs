@@ -5,8 +5,11 @@
 //! accept loop that outlives accept errors, pausing (10 ms doubling to 1 s) while the
 //! process is out of file descriptors rather than spinning. The only crate of the
 //! workspace that uses hyper directly. [`tokens`]: reading an access token off a
-//! request (Bearer, Basic, query) and comparing it in constant time.
+//! request (Bearer, Basic, query) and comparing it in constant time. [`token_files`]:
+//! the tokens of a `--token-file`, for every server and client, and the refusal to serve
+//! a reachable address without one.
 
+pub mod token_files;
 pub mod tokens;
 
 use std::sync::Arc;

@@ -4,13 +4,15 @@
 //! ([`wire`]), the codec that bounds what a message costs to decode ([`codec`]), and the
 //! metadata by which a `Submit` call names its sender before its message ([`call_metadata`]),
 //! the gRPC status contract between the two sides ([`answers`]), and an error's chain of
-//! causes on one line ([`error_text`]).
+//! causes on one line ([`error_text`]), and the TLS files of both sides read and
+//! checked ([`tls_files`]).
 
 pub mod answers;
 pub mod call_metadata;
 pub mod codec;
 pub mod error_text;
 pub mod ids;
+pub mod tls_files;
 pub mod wire;
 
 #[allow(clippy::all, missing_docs)]
