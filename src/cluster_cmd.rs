@@ -60,7 +60,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<(), Failure> {
         args.objective,
         gops_common::budget::Role::Coordinator,
     )?;
-    crate::disk_check::check(
+    crate::input::check_disk(
         &args.db,
         n,
         args.objective,

@@ -1,6 +1,7 @@
 //! How a command fails: a message for stderr and an exit code, decided in one place.
 
 use gops_common::InputError;
+use gops_db::disk_check::DiskCheckError;
 use gops_db::export::ExportError;
 use gops_db::query::QueryError;
 use gops_db::store::StoreError;
@@ -70,5 +71,14 @@ impl From<ExportError> for Failure {
 impl From<TokenFileError> for Failure {
     fn from(e: TokenFileError) -> Self {
         Failure::Usage(e.to_string())
+    }
+}
+
+impl From<DiskCheckError> for Failure {
+    fn from(e: DiskCheckError) -> Self {
+        match e {
+            DiskCheckError::Store(e) => e.into(),
+            DiskCheckError::NoRoom(message) => Failure::Usage(message),
+        }
     }
 }

@@ -1,8 +1,14 @@
 //! Input that several commands read alike: a `--layers` range, the seed taken from
-//! the clock when `--seed` is not given, and the caches of a `--memory-mb` budget.
+//! the clock when `--seed` is not given, the caches of a `--memory-mb` budget, and the
+//! disk check of a solve's `--db`.
+
+use std::path::Path;
 
 use gops_common::Objective;
 use gops_common::budget::{CacheSplit, Role, available_memory, process_caches};
+use gops_db::disk::human_bytes;
+use gops_db::disk_check::{RoomCheck, check_room};
+use tracing::{info, warn};
 
 use crate::failure::Failure;
 
@@ -64,4 +70,34 @@ pub fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The disk check of `solve` and `coordinator` (`gops_db::disk_check`), logged: the db's
+/// estimated size, or why it was not checked, or the refusal `--skip-disk-check` overrode.
+pub fn check_disk(
+    db: &Path,
+    n: u8,
+    objective: Objective,
+    keep_from_layer: Option<u8>,
+    skip: bool,
+) -> Result<(), Failure> {
+    let plan = match check_room(db, n, objective, keep_from_layer, skip)? {
+        RoomCheck::Unknown(e) => {
+            warn!(db = %db.display(), error = %e, "cannot tell the free disk space; not checked");
+            return Ok(());
+        }
+        RoomCheck::Fits(plan) => plan,
+        RoomCheck::Overridden { plan, refusal } => {
+            warn!("{refusal}");
+            plan
+        }
+    };
+    info!(
+        estimate = %human_bytes(plan.estimate),
+        peak = %human_bytes(plan.peak),
+        stored = %human_bytes(plan.stored),
+        free = %human_bytes(plan.free),
+        "db size"
+    );
+    Ok(())
 }

@@ -7,7 +7,6 @@ mod args;
 mod book_cmd;
 mod cluster_cmd;
 mod db_open;
-mod disk_check;
 mod export_cmd;
 mod failure;
 mod input;

@@ -26,7 +26,7 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
     let threads = crate::args::threads_or_all_cores(args.threads);
     let caches = crate::input::memory_split(args.memory_mb, n, args.objective, Role::Solve)?;
-    crate::disk_check::check(
+    crate::input::check_disk(
         &args.db,
         n,
         args.objective,

@@ -3,7 +3,9 @@
 //! `gops status --coordinator`, converted to and from its protocol message here; and
 //! [`LiveStatus`], that status with what only the coordinator's own process shows (each
 //! worker's activity, an estimate of the time left, the recent events), which the
-//! dashboard's `GET /api/status` serves.
+//! dashboard's `GET /api/status` serves. The status as people read it: [`table`].
+
+mod table;
 
 use gops_db::status::{LayerStatus, RunStatus};
 use gops_proto::v1;

@@ -9,8 +9,10 @@
 //!   index and record files, read without sled.
 //! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
 //! - [`status`]: the run's status as a db records it.
-//! - [`status_file`]: that status in a file beside the db, for a reader while it is in use.
-//! - [`disk`]: a db's estimated final size, its size now, and the free space for it.
+//! - [`status_file`]: that status in a file beside the db, for a reader while it is in use;
+//!   [`db_status`]: a db's status whoever holds it, as `gops status --db` shows it.
+//! - [`disk`]: a db's estimated final size, its size now, and the free space for it;
+//!   [`disk_check`]: the check before a solve that the rest fits.
 //! - [`query`]: a state's value and the strategies of a revealed game.
 //! - [`point_reads`]: the read side's slices, large ones read only where a lookup needs.
 //! - [`book`]: a book: the top layers of a complete db, copied, the rest solved on demand.
@@ -26,7 +28,9 @@
 //! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
 
 pub mod book;
+pub mod db_status;
 pub mod disk;
+pub mod disk_check;
 pub mod export;
 pub mod export_arrow;
 pub mod export_files;
