@@ -10,13 +10,12 @@ use clap::Args;
 use gops_arena::bot::{Bot, Builtin, BuiltinBot};
 use gops_arena::http::HttpBot;
 use gops_arena::process::ProcessBot;
-use gops_arena::report::{Summary, decision_json};
+use gops_arena::report::decision_json;
 use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
 use gops_db::oracle::Oracle;
 
 use crate::args::{OnDemandArgs, threads_or_all_cores};
 use crate::failure::Failure;
-use gops_common::human::count;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("player").required(true).args(["bot", "bot_url", "builtin"])))]
@@ -141,78 +140,6 @@ pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    print_summary(&summary, &player.label(), &args.db);
+    crate::out!("{}", summary.text(&player.label(), &args.db));
     Ok(())
-}
-
-fn print_summary(s: &Summary, player: &str, db: &std::path::Path) {
-    let unit = match s.objective {
-        gops_common::Objective::Win => "a game's result (1 win, 0 draw, -1 loss)",
-        gops_common::Objective::Points => "the score difference",
-    };
-    crate::out!(
-        "{} games of {}-card GOPS ({}): {player} against the equilibrium, seats alternating (seed {})",
-        count(s.games),
-        s.n,
-        s.objective,
-        s.seed
-    );
-    crate::out!(
-        "result: mean {:.4} (95 % CI {:.4} .. {:.4}), {unit}; won {}, drew {}, lost {} (win rate {:.4})",
-        s.mean_result,
-        s.result_ci95[0],
-        s.result_ci95[1],
-        count(s.wins),
-        count(s.draws),
-        count(s.losses),
-        s.win_rate
-    );
-    crate::out!(
-        "loss:   mean {:.4} a game (95 % CI {:.4} .. {:.4}), summed over its decisions; the value less the loss: {:.4}",
-        s.mean_loss,
-        s.loss_ci95[0],
-        s.loss_ci95[1],
-        s.result_from_loss
-    );
-    let parts = |parts: &[gops_arena::report::LossPart]| {
-        parts
-            .iter()
-            .map(|p| format!("{} {:.3}", p.at, p.loss_per_game))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    crate::out!("loss a game by round:  {}", parts(&s.loss_by_round));
-    crate::out!("loss a game by upcard: {}", parts(&s.loss_by_upcard));
-    if !s.worst_decisions.is_empty() {
-        crate::out!(
-            "worst decisions (open the explorer with `gops serve --db {}`, then the address):",
-            db.display()
-        );
-        for w in &s.worst_decisions {
-            let bid = match (&w.fault, w.bid) {
-                (Some(fault), _) => format!("forfeit ({fault})"),
-                (None, Some(bid)) => format!("bid {bid}"),
-                (None, None) => "no bid".to_string(),
-            };
-            crate::out!(
-                "  game {}, round {} as {}: upcard {}, {bid}, loss {:.4}  {}",
-                w.game,
-                w.round,
-                w.seat,
-                w.upcard,
-                w.loss,
-                w.explorer
-            );
-        }
-    }
-    crate::out!("bot faults: {} (games forfeited)", count(s.bot_faults));
-    for f in &s.first_faults {
-        crate::out!("  game {}, round {}: {}", f.game, f.round, f.message);
-    }
-    crate::out!(
-        "{} decisions in {:.1} s ({:.0} a second)",
-        count(s.decisions),
-        s.seconds,
-        s.decisions_per_second
-    );
 }

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use gops_common::human::count;
 use gops_db::export::{ExportError, ExportOptions, slices_in};
 use gops_db::export_files::{FileExportError, export_file};
 use tracing::warn;
 
 use crate::args::{ExportArgs, OnDemandArgs};
 use crate::failure::Failure;
-use gops_common::human::count;
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
     if args.out.exists() && !args.force {

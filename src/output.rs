@@ -35,3 +35,11 @@ pub fn write_line(line: fmt::Arguments<'_>) {
         }
     }
 }
+
+/// A report as one JSON line, its keys in alphabetical order as they always were
+/// (serde_json's map is sorted).
+pub fn json_line(report: &impl serde::Serialize) -> String {
+    serde_json::to_value(report)
+        .expect("a report serialises")
+        .to_string()
+}

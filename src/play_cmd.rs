@@ -6,6 +6,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use gops_common::cards::CardSet;
+use gops_common::human::strategy_line;
 use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
 use gops_db::oracle::Oracle;
@@ -15,7 +16,6 @@ use rand::rngs::StdRng;
 
 use crate::args::PlayArgs;
 use crate::failure::Failure;
-use gops_common::human::strategy_line;
 
 /// Slices the bot keeps in memory.
 const CACHE_BYTES: usize = 256 << 20;

@@ -1,18 +1,17 @@
 //! `gops simulate` and `gops exploit`: policies against each other in many random games,
 //! and a policy against its best response, exactly.
 
+use gops_common::human::count;
 use gops_db::oracle::Oracle;
 use gops_db::policy::{
-    EXPLOIT_STATE_LIMIT, Policy, Rate, concrete_state_count, exploit as exploit_policy,
-    simulate as simulate_policies,
+    EXPLOIT_STATE_LIMIT, Policy, PolicyExploitation, Simulation, concrete_state_count,
+    exploit as exploit_policy, simulate as simulate_policies,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use serde_json::json;
 
 use crate::args::{ExploitArgs, PolicyArg, SimulateArgs};
 use crate::failure::Failure;
-use gops_common::human::count;
 
 /// Slices kept in memory while playing.
 const CACHE_BYTES: usize = 1 << 30;
@@ -38,36 +37,12 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
         bar.set_position(done)
     });
     bar.finish_and_clear();
-    let report = report?;
+    let simulation = Simulation::new(store.n(), store.objective().name(), (a, b), seed, report?);
     if args.json {
-        let mut object = serde_json::to_value(&report).expect("report serialises");
-        object["n"] = json!(store.n());
-        object["objective"] = json!(store.objective().name());
-        object["a"] = json!(a.name());
-        object["b"] = json!(b.name());
-        object["seed"] = json!(seed);
-        crate::out!("{object}");
-        return Ok(());
+        crate::out!("{}", crate::output::json_line(&simulation));
+    } else {
+        crate::out!("{simulation}");
     }
-    let rate = |r: &Rate| format!("{:.4}  (95 % CI {:.4} .. {:.4})", r.rate, r.low, r.high);
-    crate::out!(
-        "{} games of {}-card GOPS, A = {}, B = {} (seed {seed})",
-        count(report.games),
-        store.n(),
-        a.name(),
-        b.name()
-    );
-    crate::out!("A wins    {}", rate(&report.win_rate));
-    crate::out!("draws     {}", rate(&report.draw_rate));
-    crate::out!("A loses   {}", rate(&report.loss_rate));
-    let s = &report.score_difference;
-    crate::out!(
-        "A's score minus B's: mean {:.4}  (95 % CI {:.4} .. {:.4}), std dev {:.4}",
-        s.mean,
-        s.low,
-        s.high,
-        s.std_dev
-    );
     Ok(())
 }
 
@@ -90,34 +65,16 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
         bar.set_message(format!("{} states evaluated", count(states)));
     });
     bar.finish_and_clear();
-    let result = result?;
+    let exploitation = PolicyExploitation {
+        n: store.n(),
+        objective: store.objective().name(),
+        policy: p.name(),
+        result: result?,
+    };
     if args.json {
-        let mut object = serde_json::to_value(&result).expect("result serialises");
-        object["n"] = json!(store.n());
-        object["objective"] = json!(store.objective().name());
-        object["policy"] = json!(p.name());
-        crate::out!("{object}");
-        return Ok(());
+        crate::out!("{}", crate::output::json_line(&exploitation));
+    } else {
+        crate::out!("{exploitation}");
     }
-    crate::out!(
-        "{}-card GOPS ({}), A plays {} and B best-responds:",
-        store.n(),
-        store.objective(),
-        p.name()
-    );
-    // rounded as values are for people (12 decimals, never "-0"); --json keeps every bit
-    crate::out!(
-        "game value for A:          {}",
-        gops_common::human::value(result.game_value)
-    );
-    crate::out!(
-        "A's value with the policy: {}",
-        gops_common::human::value(result.policy_value)
-    );
-    crate::out!(
-        "exploitability:            {}  ({} states evaluated)",
-        gops_common::human::value(result.exploitability),
-        count(result.states)
-    );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `gops value` and `gops strategy`: read-only commands on a solved db.
 
 use gops_common::cards::InputError;
+use gops_common::human::strategy_line;
 use gops_common::state::GameState;
 use gops_db::query::{
     StateText, parse_upcard, revealed_game, state_value, strategy_json, value_json,
@@ -9,7 +10,6 @@ use gops_db::store::Store;
 
 use crate::args::{StateArgs, StrategyArgs};
 use crate::failure::Failure;
-use gops_common::human::strategy_line;
 
 /// The db and the state the arguments name (full hands where a list is omitted). The
 /// input is checked against the db's manifest file before the database is opened, so bad

@@ -6,21 +6,16 @@ use std::sync::Arc;
 
 use gops_common::budget::Role;
 use gops_common::cards::validate_n;
-use gops_common::state::GameState;
 use gops_coordinator::cluster::CoreError;
+use gops_coordinator::in_process::{LocalError, LocalRun, SolveOutcome, StopSignal, solve_direct};
 use gops_coordinator::observer::RunObserver;
-use gops_db::query::{revealed_game, state_value};
-use gops_db::store::Store;
+use gops_db::opening::Opening;
 use gops_local::{DashboardSite, solve_local};
 use tracing::warn;
 
 use crate::args::SolveArgs;
 use crate::failure::Failure;
 use crate::progress::BarObserver;
-use gops_common::human::{count, strategy_line};
-use gops_coordinator::in_process::{
-    LocalError, LocalRun, SolveOutcome, SolveSummary, StopSignal, solve_direct,
-};
 
 pub fn run(args: SolveArgs) -> Result<(), Failure> {
     let n = validate_n(args.n)?;
@@ -82,10 +77,10 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
         SolveOutcome::Complete(summary) => {
             // what a player wants first: the value and the first moves
             if !args.no_first_moves {
-                print_first_moves(&store)?;
+                crate::out!("{}", Opening::of(&store)?);
                 crate::out!();
             }
-            print_summary(&store, &summary, threads);
+            crate::out!("{}", summary.text(&store, threads));
             Ok(())
         }
     }
@@ -104,71 +99,4 @@ fn local_failure(e: LocalError) -> Failure {
         LocalError::Core(CoreError::Store(e)) => e.into(),
         other => Failure::Runtime(other.to_string()),
     }
-}
-
-fn print_summary(store: &Store, summary: &SolveSummary, threads: usize) {
-    let seconds = summary.wall.as_secs_f64();
-    let rate = summary.games as f64 / seconds.max(1e-9);
-    crate::out!(
-        "solved the {}-card {} game into {}",
-        store.n(),
-        store.objective(),
-        store.path().display()
-    );
-    crate::out!(
-        "{} states, {} matrix games in this run ({}), {:.2} s wall, {} games/s on {}",
-        count(summary.states),
-        count(summary.games),
-        gops_common::human::counted(summary.slices as u64, "slice", "slices"),
-        seconds,
-        count(rate as u64),
-        gops_common::human::counted(threads as u64, "thread", "threads")
-    );
-    let db_size = gops_db::disk::human_bytes(gops_db::disk::db_bytes(store.path()));
-    match gops_common::system::peak_rss() {
-        Some(peak) => crate::out!(
-            "peak memory {}, db {db_size}",
-            gops_db::disk::human_bytes(peak)
-        ),
-        None => crate::out!("db {db_size}"),
-    }
-    crate::out!(
-        "per layer (k cards left in each hand): the prize sets (slices) and states stored,"
-    );
-    crate::out!(
-        "the largest certificate gap of its matrix games (how far from exact a value may be),"
-    );
-    crate::out!("and its checksum (equal checksums: bit-identical values; see RESULTS.md)");
-    crate::out!(
-        "{:>3} {:>7} {:>14} {:>9}  checksum",
-        "k",
-        "slices",
-        "states",
-        "max_gap"
-    );
-    for l in &summary.layers {
-        crate::out!(
-            "{:>3} {:>7} {:>14} {:>9.1e}  {}",
-            l.k,
-            l.slices,
-            l.states,
-            l.max_gap,
-            l.checksum
-        );
-    }
-}
-
-fn print_first_moves(store: &Store) -> Result<(), Failure> {
-    let start = GameState::initial(store.n());
-    let value = state_value(store, &start)?;
-    crate::out!("value of the game for A: {value}");
-    crate::out!("A's optimal first bid for each upcard (card:probability; B's is the same):");
-    for upcard in start.prizes.iter() {
-        let game = revealed_game(store, &start, upcard)?;
-        crate::out!(
-            "  upcard {upcard:>2}: {}",
-            strategy_line(start.a, &game.strategy_a)
-        );
-    }
-    Ok(())
 }

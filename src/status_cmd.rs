@@ -21,18 +21,11 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let reader = crate::db_open::open_reader(db, &crate::args::OnDemandArgs::default())?;
     let status = DbStatus::read(reader)?;
     if args.json {
-        crate::out!("{}", to_json(&status));
+        crate::out!("{}", crate::output::json_line(&status));
     } else {
         crate::out!("{status}");
     }
     Ok(())
-}
-
-/// The status as JSON, its keys in alphabetical order as they always were.
-fn to_json(status: &impl serde::Serialize) -> String {
-    serde_json::to_value(status)
-        .expect("a status serialises")
-        .to_string()
 }
 
 fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
@@ -69,7 +62,7 @@ fn remote_status(args: &StatusArgs) -> Result<(), Failure> {
     let status = ClusterStatus::from_proto(reply)
         .map_err(|e| Failure::Runtime(format!("bad status from the coordinator: {e}")))?;
     if args.json {
-        crate::out!("{}", to_json(&status));
+        crate::out!("{}", crate::output::json_line(&status));
         return Ok(());
     }
     crate::out!("{status}");

@@ -3,7 +3,7 @@
 //! budget. Exit 1 on any mismatch.
 
 use gops_common::budget::{available_memory, verify_cache};
-use gops_db::verify::{VerifyOptions, VerifyReport, verify};
+use gops_db::verify::{VerifyOptions, verify};
 
 use crate::args::VerifyArgs;
 use crate::failure::Failure;
@@ -72,7 +72,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
             serde_json::to_string(&report).expect("a report serialises")
         );
     } else {
-        print_report(&report, threads);
+        crate::out!("{}", report.text(threads));
     }
     if report.layers.is_empty() {
         return Err(Failure::Runtime(format!(
@@ -90,70 +90,4 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
             report.layers.iter().filter(|l| !l.checksum_matches).count()
         )))
     }
-}
-
-fn print_report(report: &VerifyReport, threads: usize) {
-    crate::out!(
-        "verified the {}-card {} game: {:.4} of each slice's states re-solved (seed {}), {threads} threads",
-        report.n,
-        report.objective,
-        report.fraction,
-        report.seed
-    );
-    // win re-solves (state, score difference) pairs, which `status` does not count
-    let (column, counted) = if report.objective == "win" {
-        ("states x d", "(state, score difference) pairs")
-    } else {
-        ("states", "states")
-    };
-    crate::out!(
-        "{:>3} {:>7} {:>14} {:>10} {:>9}  checksum",
-        "k",
-        "slices",
-        column,
-        "mismatches",
-        "max_gap"
-    );
-    for l in &report.layers {
-        crate::out!(
-            "{:>3} {:>7} {:>14} {:>10} {:>9.1e}  {}",
-            l.k,
-            l.slices,
-            l.states_checked,
-            l.mismatches,
-            l.max_gap,
-            if l.checksum_matches { "ok" } else { "WRONG" }
-        );
-    }
-    if !report.incomplete_layers.is_empty() {
-        crate::out!(
-            "not complete, not verified: layers {:?}",
-            report.incomplete_layers
-        );
-    }
-    if report.sealed {
-        crate::out!(
-            "read through the sealed files: each layer's index, record and data file agree"
-        );
-    } else {
-        crate::out!("read through sled (no sealed layers: an unsealed db of an earlier build)");
-    }
-    for m in &report.mismatches {
-        crate::out!(
-            "mismatch: layer {} prizes {:?} pattern {} d {}: stored {:e}, re-solved {:e}",
-            m.k,
-            m.prizes,
-            m.pattern,
-            m.diff,
-            m.stored,
-            m.resolved
-        );
-    }
-    crate::out!(
-        "{} {counted} re-solved in {:.1} s, {} mismatches, largest gap {:.1e}",
-        report.states_checked,
-        report.seconds,
-        report.mismatch_count,
-        report.max_gap
-    );
 }

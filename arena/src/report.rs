@@ -13,6 +13,10 @@ use serde_json::{Value, json};
 
 use crate::game::{Decision, GameRecord};
 
+mod text;
+
+pub use text::SummaryText;
+
 /// The normal quantile of a two-sided 95 % interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
 

@@ -2,7 +2,8 @@
 //! solver loop in the same process leasing, solving and submitting its shards (the same
 //! leases, checks and store as a cluster, so the same bits). `gops solve --no-grpc` and
 //! the Python package's `gops.solve` run it; `gops solve`'s default path (gRPC over
-//! loopback, in the binary) shares its settings, stop signal and outcome. A stop request
+//! loopback, the `gops-local` crate) shares its settings, stop signal and outcome, and
+//! the summary's text for people (`text`). A stop request
 //! (Ctrl-C, or a slice budget in tests) lets the shard in hand be stored, then ends the
 //! run; the next run resumes from the store.
 
@@ -22,6 +23,10 @@ use crate::checks::Submitted;
 use crate::cluster::{Coordinator, CoordinatorConfig, LeaseOutcome};
 use crate::error::CoreError;
 use crate::observer::RunObserver;
+
+mod text;
+
+pub use text::SolveText;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {

@@ -18,6 +18,7 @@
 //! - [`book`]: a book: the top layers of a complete db, copied, the rest solved on demand.
 //! - [`on_demand`]: a book's states below its layers, their subtrees solved and kept.
 //! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
+//! - [`opening`]: the value of a game and A's first bids, as `gops solve` shows them.
 //! - [`shared`]: the same answers for many threads at once (the explorer's server).
 //! - [`export`]: the strategy database as rows, a batch of prize sets at a time.
 //! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
@@ -35,6 +36,7 @@ pub mod export;
 pub mod export_arrow;
 pub mod export_files;
 pub mod on_demand;
+pub mod opening;
 pub mod oracle;
 pub mod point_reads;
 pub mod policy;

@@ -13,6 +13,10 @@ use serde::Serialize;
 
 use gops_common::rules::{draw, play_round, turn_up};
 
+mod report;
+
+pub use report::{PolicyExploitation, Simulation};
+
 use crate::oracle::Oracle;
 use crate::query::QueryError;
 

@@ -26,6 +26,9 @@ use crate::store::{Store, StoreError};
 use crate::verify_batch::{Batch, Ready};
 
 mod book;
+mod text;
+
+pub use text::VerifyText;
 
 /// What to verify.
 #[derive(Clone, Debug)]
