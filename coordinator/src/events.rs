@@ -41,6 +41,13 @@ pub enum EventKind {
     Disagreement,
     /// A damaged stored slice was solved again.
     SliceRepaired,
+    /// Two differing copies of a slice were re-checked in full: which one is kept.
+    DisputeSettled,
+    /// A worker's stored copy of a slice failed a full re-check and was replaced.
+    CopyBlamed,
+    /// Stored slices failed a full re-check after their layer was complete: `gops
+    /// verify` the db.
+    LateReplacement,
     /// The store can no longer be written: the coordinator stops.
     StoreFailed,
     /// The run cannot go on for another cause (a shard no worker gets past): the

@@ -11,6 +11,18 @@ use crate::checks::Rejection;
 use crate::error::RunFailure;
 use crate::events::{EventKind, EventLog};
 
+/// How a dispute over a slice ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DisputeOutcome {
+    /// Both copies pass a full re-check (which two different copies cannot): the stored
+    /// one is kept.
+    BothPass,
+    /// The stored copy fails a full re-check: the new copy replaces it.
+    StoredFails { why: String },
+    /// The stored copy could not be re-checked (an engine or store error): it is kept.
+    Unchecked { error: String },
+}
+
 /// Something that happened. `who` is the worker as events name it (its name and id).
 pub(crate) enum Happening<'a> {
     /// Every layer is complete.
@@ -82,6 +94,25 @@ pub(crate) enum Happening<'a> {
         slice: u32,
         why: &'a str,
     },
+    /// A dispute over a slice (two copies differed) was settled by full re-checks.
+    DisputeSettled {
+        layer: u8,
+        slice: u32,
+        outcome: DisputeOutcome,
+    },
+    /// A worker's stored copy failed a full re-check and was replaced: it is blamed.
+    CopyBlamed {
+        worker: WorkerId,
+        who: String,
+        layer: u8,
+        slice: u32,
+    },
+    /// Stored copies failed a full re-check after their layer was complete: the layer's
+    /// record stands, and only `gops verify` tells whether the db holds them.
+    LateReplacement {
+        layer: u8,
+        slices: usize,
+    },
     /// The run stops for `failure` (the store's own failure is [`Happening::StoreUnwritable`],
     /// told with the store's error).
     RunStopped {
@@ -109,6 +140,9 @@ impl Happening<'_> {
             Happening::Banned { .. } => EventKind::Banned,
             Happening::Disagreement { .. } => EventKind::Disagreement,
             Happening::SliceRepaired { .. } => EventKind::SliceRepaired,
+            Happening::DisputeSettled { .. } => EventKind::DisputeSettled,
+            Happening::CopyBlamed { .. } => EventKind::CopyBlamed,
+            Happening::LateReplacement { .. } => EventKind::LateReplacement,
             Happening::RunStopped { .. } => EventKind::RunStopped,
             Happening::StoreUnwritable { .. } => EventKind::StoreFailed,
         }
@@ -173,6 +207,30 @@ impl Happening<'_> {
                     "slice {slice} of layer {layer} was damaged ({why}): solved again and stored"
                 )
             }
+            Happening::DisputeSettled {
+                layer,
+                slice,
+                outcome,
+            } => match outcome {
+                DisputeOutcome::BothPass => format!(
+                    "two different copies of slice {slice} of layer {layer} both pass a full re-check: the stored one is kept"
+                ),
+                DisputeOutcome::StoredFails { why } => format!(
+                    "the stored copy of slice {slice} of layer {layer} fails a full re-check ({why}): the new copy replaces it"
+                ),
+                DisputeOutcome::Unchecked { error } => format!(
+                    "the stored copy of slice {slice} of layer {layer} cannot be re-checked ({error}): it is kept"
+                ),
+            },
+            Happening::CopyBlamed {
+                who, layer, slice, ..
+            } => format!(
+                "{who} had handed in slice {slice} of layer {layer}, which failed a full re-check: its copy is replaced"
+            ),
+            Happening::LateReplacement { layer, slices } => format!(
+                "{slices} stored {} of layer {layer} failed a full re-check after the layer was complete: run `gops verify` on this db",
+                plural(*slices as u64, "slice", "slices")
+            ),
             Happening::RunStopped { failure } => failure.to_string(),
             Happening::StoreUnwritable { error } => {
                 format!("the store cannot be written ({error}): the coordinator stops")
@@ -243,6 +301,40 @@ impl Happening<'_> {
                     layer = *layer,
                     slice = *slice,
                     "damaged slice solved again and stored"
+                );
+            }
+            Happening::DisputeSettled {
+                layer,
+                slice,
+                outcome,
+            } => match outcome {
+                DisputeOutcome::BothPass => {
+                    error!(
+                        layer = *layer,
+                        slice = *slice,
+                        "two different copies of a slice both pass a full re-check; keeping the stored one"
+                    );
+                }
+                DisputeOutcome::StoredFails { why } => {
+                    error!(layer = *layer, slice = *slice, reason = %why, "the stored copy of a slice fails a full re-check: replacing it");
+                }
+                DisputeOutcome::Unchecked { error } => {
+                    error!(layer = *layer, slice = *slice, error = %error, "cannot re-check the stored copy of a slice");
+                }
+            },
+            Happening::CopyBlamed {
+                worker,
+                layer,
+                slice,
+                ..
+            } => {
+                warn!(worker = %worker, layer = *layer, slice = *slice, "handed in a slice that failed a full re-check");
+            }
+            Happening::LateReplacement { layer, slices } => {
+                error!(
+                    layer = *layer,
+                    slices = *slices,
+                    "a stored slice failed a full re-check after its layer completed: run `gops verify` on this db"
                 );
             }
             Happening::RunStopped { failure } => match failure {
@@ -408,6 +500,55 @@ mod tests {
                 "slice 1 of layer 2 was damaged (digest mismatch): solved again and stored",
             ),
             (
+                Happening::DisputeSettled {
+                    layer: 6,
+                    slice: 11,
+                    outcome: DisputeOutcome::BothPass,
+                },
+                EventKind::DisputeSettled,
+                "two different copies of slice 11 of layer 6 both pass a full re-check: the stored one is kept",
+            ),
+            (
+                Happening::DisputeSettled {
+                    layer: 6,
+                    slice: 11,
+                    outcome: DisputeOutcome::StoredFails {
+                        why: "values differ".into(),
+                    },
+                },
+                EventKind::DisputeSettled,
+                "the stored copy of slice 11 of layer 6 fails a full re-check (values differ): the new copy replaces it",
+            ),
+            (
+                Happening::DisputeSettled {
+                    layer: 6,
+                    slice: 11,
+                    outcome: DisputeOutcome::Unchecked {
+                        error: "disk".into(),
+                    },
+                },
+                EventKind::DisputeSettled,
+                "the stored copy of slice 11 of layer 6 cannot be re-checked (disk): it is kept",
+            ),
+            (
+                Happening::CopyBlamed {
+                    worker,
+                    who: who(),
+                    layer: 6,
+                    slice: 11,
+                },
+                EventKind::CopyBlamed,
+                "worker \"w\" (7) had handed in slice 11 of layer 6, which failed a full re-check: its copy is replaced",
+            ),
+            (
+                Happening::LateReplacement {
+                    layer: 6,
+                    slices: 1,
+                },
+                EventKind::LateReplacement,
+                "1 stored slice of layer 6 failed a full re-check after the layer was complete: run `gops verify` on this db",
+            ),
+            (
                 Happening::RunStopped { failure: &failure },
                 EventKind::RunStopped,
                 "workers of 3 parties failed on the shard of layer 6, prize ranks 10..=12, the last with: out of memory",
@@ -423,14 +564,18 @@ mod tests {
             .iter()
             .map(|(happening, _, _)| happening.kind())
             .collect();
-        assert_eq!(kinds.len(), cases.len() - 1, "two WorkerJoined cases");
+        assert_eq!(
+            kinds.len(),
+            cases.len() - 3,
+            "two WorkerJoined cases, three DisputeSettled"
+        );
         let mut log = EventLog::new(cases.len());
         for (happening, kind, message) in cases {
             assert_eq!(happening.kind(), kind, "{message}");
             assert_eq!(happening.message(), message);
             log.note(happening);
         }
-        // one entry each (the two WorkerJoined differ in their message)
-        assert_eq!(log.recorded(), 15);
+        // one entry each (the cases of one kind differ in their message)
+        assert_eq!(log.recorded(), 20);
     }
 }

@@ -4,11 +4,10 @@
 use gops_common::engine::LayerEngine;
 use gops_db::store::StoreError;
 use gops_proto::ids::WorkerId;
-use tracing::error;
 
 use super::Coordinator;
 use crate::checks::{CheckFailure, Submitted};
-use crate::happening::Happening;
+use crate::happening::{DisputeOutcome, Happening};
 
 impl Coordinator {
     /// Settles each disputed copy: re-checked in full, and, when it passes, the stored
@@ -63,30 +62,50 @@ impl Coordinator {
                 bytes,
             });
         }
-        Ok(stored_copies
+        let settled: Vec<(u32, DisputeOutcome, Option<u64>)> = stored_copies
             .iter()
             .zip(new_values)
             .map(|(stored, values)| {
+                let rank = stored.prize_rank;
                 match self.check_submitted(engine, std::slice::from_ref(stored), &[1.0]) {
                     // both equal a full re-solve in values, gap and games: two copies
                     // that claim different things cannot; keep the stored copy
-                    Ok(_) => {
-                        error!(layer = k, slice = stored.prize_rank, "two different copies of a slice both pass a full re-check; keeping the stored one");
-                        None
-                    }
-                    Err(CheckFailure::Rejected(why)) => {
-                        error!(layer = k, slice = stored.prize_rank, reason = %why, "the stored copy of a slice fails a full re-check: replacing it");
-                        Some(values)
-                    }
-                    Err(CheckFailure::Engine(e)) => {
-                        error!(layer = k, slice = stored.prize_rank, error = %e, "cannot re-check the stored copy of a slice");
-                        None
-                    }
-                    Err(CheckFailure::Store(e)) => {
-                        error!(layer = k, slice = stored.prize_rank, error = %e, "cannot re-check the stored copy of a slice");
-                        None
-                    }
+                    Ok(_) => (rank, DisputeOutcome::BothPass, None),
+                    Err(CheckFailure::Rejected(why)) => (
+                        rank,
+                        DisputeOutcome::StoredFails {
+                            why: why.to_string(),
+                        },
+                        Some(values),
+                    ),
+                    Err(CheckFailure::Engine(e)) => (
+                        rank,
+                        DisputeOutcome::Unchecked {
+                            error: e.to_string(),
+                        },
+                        None,
+                    ),
+                    Err(CheckFailure::Store(e)) => (
+                        rank,
+                        DisputeOutcome::Unchecked {
+                            error: e.to_string(),
+                        },
+                        None,
+                    ),
                 }
+            })
+            .collect();
+        // the outcomes told under the lock once, after the re-checks that ran without it
+        let mut inner = self.lock();
+        Ok(settled
+            .into_iter()
+            .map(|(slice, outcome, replacement)| {
+                inner.notices.note(Happening::DisputeSettled {
+                    layer: k,
+                    slice,
+                    outcome,
+                });
+                replacement
             })
             .collect())
     }

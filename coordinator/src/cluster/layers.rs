@@ -20,6 +20,8 @@ impl Coordinator {
             }
             let open = OpenLayer::open(&self.store, k, &self.config, inner.next_lease)?;
             let already = open.progress().stored();
+            // not a Happening: the dashboard's `layer_complete` event already says that
+            // the next layer opens; this line gives log readers the layer's shard plan
             info!(
                 layer = k,
                 slices = open.progress().size().slices,

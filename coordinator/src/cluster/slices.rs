@@ -164,6 +164,8 @@ impl Coordinator {
         rank: u32,
         why: &str,
     ) -> Result<Option<(u8, u32, String)>, ReadFailure> {
+        // not a Happening: this marks the start of a re-solve that may take long or find
+        // damage below, outside the lock; its event is `SliceRepaired`, once it is stored
         error!(layer = k, slice = rank, reason = %why, "a stored slice is damaged: solving it again");
         let engine = LayerEngine::new(self.n(), k, self.objective()).with_start(self.pivot_start());
         let mut cache = SliceCache::new(self.config.verify_cache_bytes);

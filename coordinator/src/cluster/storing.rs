@@ -6,7 +6,6 @@
 use std::sync::MutexGuard;
 
 use gops_common::slice::SliceBytes;
-use tracing::{error, warn};
 
 use super::Coordinator;
 use super::replication::ConfirmedBy;
@@ -68,11 +67,10 @@ impl Coordinator {
             // the layer completed meanwhile: everything here was a duplicate
             round.duplicates += checked.len() as u32;
             if !replacements.is_empty() {
-                error!(
-                    layer = engine.k(),
-                    slices = replacements.len(),
-                    "a stored slice failed a full re-check after its layer completed: run `gops verify` on this db"
-                );
+                inner.notices.note(Happening::LateReplacement {
+                    layer: engine.k(),
+                    slices: replacements.len(),
+                });
             }
             return Ok(round);
         };
@@ -124,8 +122,7 @@ impl Coordinator {
                 self.store.remove_unconfirmed(k, rank)?;
             }
             if let Some(author) = author {
-                warn!(worker = %author, layer = k, slice = rank, "handed in a slice that failed a full re-check");
-                blamed.push(author);
+                blamed.push((author, rank));
             }
             round.stored += 1;
         }
@@ -141,7 +138,14 @@ impl Coordinator {
             games = games.saturating_add(s.bytes.games);
             round.stored += 1;
         }
-        for author in blamed {
+        for (author, slice) in blamed {
+            let who = Self::who(inner, author);
+            inner.notices.note(Happening::CopyBlamed {
+                worker: author,
+                who,
+                layer: k,
+                slice,
+            });
             inner.workers.blame(author);
             Self::end_leases_of_banned(inner, author);
         }

@@ -194,7 +194,8 @@
     worker_joined: "worker joined", worker_left: "worker left", lease_expired: "lease expired",
     submission_rejected: "rejected", shard_failed: "shard failed", banned: "banned", call_refused: "call refused",
     disagreement: "disagreement", slice_repaired: "repaired", store_failed: "store failed",
-    run_stopped: "run stopped",
+    run_stopped: "run stopped", dispute_settled: "dispute settled",
+    copy_blamed: "bad copy", late_replacement: "verify the db",
   };
 
   function events(s) {

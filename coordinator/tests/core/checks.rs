@@ -1,6 +1,8 @@
 //! What a submission must pass: wrong values, damaged or non-canonical slices,
 //! understated gaps, impossible game counts, lies that slipped through a sample.
 
+use gops_coordinator::events::EventKind;
+
 use crate::support::*;
 
 #[test]
@@ -329,6 +331,24 @@ fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
         .find(|w| w.id == liar.worker.0)
         .unwrap();
     assert_eq!(liar_status.rejected, 1, "the liar is blamed");
+    // and the dashboard tells it: the disagreement, how it was settled, whom it blames
+    let events = core.live_status(now).unwrap().events;
+    let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
+    let at = |kind| kinds.iter().position(|k| *k == kind);
+    let (disagreed, settled, blamed) = (
+        at(EventKind::Disagreement).expect("disagreement"),
+        at(EventKind::DisputeSettled).expect("dispute settled"),
+        at(EventKind::CopyBlamed).expect("copy blamed"),
+    );
+    assert!(disagreed < settled && settled < blamed, "{kinds:?}");
+    assert!(
+        events[settled]
+            .message
+            .contains(&format!("the stored copy of slice {rank} of layer {layer} fails")),
+        "{}",
+        events[settled].message
+    );
+    assert!(events[blamed].message.contains("\"liar\""), "{}", events[blamed].message);
     run_to_the_end(&core, honest, now);
     assert_eq!(checksums(&core), reference_checksums(6));
 }
