@@ -342,13 +342,17 @@ fn a_wrong_slice_that_slipped_through_is_replaced_when_a_copy_disagrees() {
     );
     assert!(disagreed < settled && settled < blamed, "{kinds:?}");
     assert!(
-        events[settled]
-            .message
-            .contains(&format!("the stored copy of slice {rank} of layer {layer} fails")),
+        events[settled].message.contains(&format!(
+            "the stored copy of slice {rank} of layer {layer} fails"
+        )),
         "{}",
         events[settled].message
     );
-    assert!(events[blamed].message.contains("\"liar\""), "{}", events[blamed].message);
+    assert!(
+        events[blamed].message.contains("\"liar\""),
+        "{}",
+        events[blamed].message
+    );
     run_to_the_end(&core, honest, now);
     assert_eq!(checksums(&core), reference_checksums(6));
 }
