@@ -9,7 +9,8 @@
 //! - [`objective`]: `points` and `win`, and the score-difference range each stores.
 //! - [`reach`]: the score differences a `win` state can have at all.
 //! - [`layout`]: a layer's canonical (antisymmetry-reduced) patterns and child table.
-//! - [`kernel`]: the certified matrix-game solver, the hot path.
+//! - [`kernel`]: the certified matrix-game solver, the hot path; `cpu`: the proof that
+//!   this CPU has AVX2, on which the kernel's and the matrix fill's vector code rests.
 //! - [`slice`]: a prize set's values, dense or windowed over score differences.
 //! - [`slice_shape`]: the shape of a slice, which follows from the game alone;
 //!   [`slice_table`]: where a stored slice's patterns lie, to read a few of them.
@@ -36,6 +37,7 @@ pub mod budget;
 pub mod cache;
 pub mod cards;
 pub mod checksum;
+mod cpu;
 pub mod engine;
 pub mod human;
 pub mod kernel;

@@ -16,7 +16,8 @@
     reason = "AVX2 gathers of the matrix fill, each block with its SAFETY comment"
 )]
 
-use crate::kernel::{GameSolver, SimdPath};
+#[cfg(target_arch = "x86_64")]
+use crate::cpu::Avx2;
 use crate::layout::Oriented;
 use crate::slice::Window;
 
@@ -88,21 +89,15 @@ impl WinEntry {
     }
 }
 
-/// Whether this CPU has AVX2 (`is_x86_feature_detected!` caches the answer).
-#[inline]
-fn has_avx2() -> bool {
-    GameSolver::best_path() == SimdPath::Avx2
-}
-
 /// Fills `matrix` at score difference `d` from `entries` (made by [`WinEntry::new`] for
 /// the slice whose values are `values`), four entries at a time where the CPU has AVX2.
 /// An entry whose window lies beyond `values` panics, as [`fill_win_portable`] does.
 #[inline]
 pub(crate) fn fill_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, values: &[f64]) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() && values.len() <= i32::MAX as usize {
-        // SAFETY: the CPU has AVX2 (just checked); values fit 32-bit indices.
-        unsafe { fill_win_avx2(matrix, entries, d, values) };
+    if let Some(avx2) = Avx2::detect().filter(|_| values.len() <= i32::MAX as usize) {
+        // SAFETY: `avx2` proves that the CPU has AVX2; values fit 32-bit indices.
+        unsafe { fill_win_avx2(avx2, matrix, entries, d, values) };
         return;
     }
     fill_win_portable(matrix, entries, d, values);
@@ -116,9 +111,12 @@ pub(crate) fn fill_win(matrix: &mut [f64], entries: &[WinEntry], d: i32, values:
 #[inline]
 pub(crate) fn fill_win_run(matrices: &mut [f64], entries: &[WinEntry], d0: i32, values: &[f64]) {
     #[cfg(target_arch = "x86_64")]
-    if matrices.len() == 4 * entries.len() && has_avx2() && values.len() <= i32::MAX as usize {
-        // SAFETY: the CPU has AVX2 (just checked); four games; values fit 32-bit indices.
-        unsafe { fill_win_run4_avx2(matrices, entries, d0, values) };
+    if let Some(avx2) = Avx2::detect()
+        .filter(|_| matrices.len() == 4 * entries.len() && values.len() <= i32::MAX as usize)
+    {
+        // SAFETY: `avx2` proves that the CPU has AVX2; four games; values fit 32-bit
+        // indices.
+        unsafe { fill_win_run4_avx2(avx2, matrices, entries, d0, values) };
         return;
     }
     fill_win_run_portable(matrices, entries, d0, values);
@@ -146,11 +144,18 @@ pub(crate) fn fill_win_run_portable(
 /// way, which panics where it reads beyond.
 ///
 /// # Safety
-/// The CPU must have AVX2, `matrices.len() == 4 * entries.len()` and
-/// `values.len() <= i32::MAX`.
+/// `matrices.len() == 4 * entries.len()` and `values.len() <= i32::MAX` (the `Avx2`
+/// proves that the CPU has AVX2; the function is unsafe to call only for its
+/// `target_feature`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fill_win_run4_avx2(matrices: &mut [f64], entries: &[WinEntry], d0: i32, values: &[f64]) {
+unsafe fn fill_win_run4_avx2(
+    _avx2: Avx2,
+    matrices: &mut [f64],
+    entries: &[WinEntry],
+    d0: i32,
+    values: &[f64],
+) {
     use std::arch::x86_64::*;
     let size = entries.len();
     let whole = size / 4 * 4;
@@ -168,7 +173,7 @@ unsafe fn fill_win_run4_avx2(matrices: &mut [f64], entries: &[WinEntry], d0: i32
     macro_rules! entry_run {
         ($e:expr) => {{
             let e: &WinEntry = $e;
-            // SAFETY: AVX2 is present (the caller's contract); the masked load reads
+            // SAFETY: AVX2 is present (the caller's `Avx2`); the masked load reads
             // only lanes inside the window, at `start + position < start + len <=
             // values.len()` (checked for this block), and the pointer is formed with
             // wrapping arithmetic (masked lanes may lie outside the values).
@@ -255,10 +260,16 @@ pub(crate) fn fill_win_portable(matrix: &mut [f64], entries: &[WinEntry], d: i32
 /// which panics there; the last `len % 4` entries too.
 ///
 /// # Safety
-/// The CPU must have AVX2 and `values.len() <= i32::MAX`.
+/// `values.len() <= i32::MAX` (the `Avx2` proves that the CPU has AVX2).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values: &[f64]) {
+unsafe fn fill_win_avx2(
+    _avx2: Avx2,
+    matrix: &mut [f64],
+    entries: &[WinEntry],
+    d: i32,
+    values: &[f64],
+) {
     use std::arch::x86_64::*;
     let n = matrix.len().min(entries.len());
     let whole = n / 4 * 4;
@@ -272,7 +283,7 @@ unsafe fn fill_win_avx2(matrix: &mut [f64], entries: &[WinEntry], d: i32, values
         .chunks_exact_mut(4)
         .zip(entries[..whole].chunks_exact(4))
     {
-        // SAFETY: AVX2 is present (the caller's contract); the loads are of four
+        // SAFETY: AVX2 is present (the caller's `Avx2`); the loads are of four
         // whole `WinEntry`s (16 bytes each, `repr(C)`), the store of four f64s of `m`;
         // the gather reads only lanes inside their windows, and only when each of those
         // indices is below `values.len()` (checked here; `start` and the position are
@@ -329,9 +340,9 @@ pub(crate) fn fill_points(
     values: &[f64],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() && values.len() <= i32::MAX as usize {
-        // SAFETY: the CPU has AVX2 (just checked); values fit 32-bit indices.
-        unsafe { fill_points_avx2(matrix, children, signs, upcard, values) };
+    if let Some(avx2) = Avx2::detect().filter(|_| values.len() <= i32::MAX as usize) {
+        // SAFETY: `avx2` proves that the CPU has AVX2; values fit 32-bit indices.
+        unsafe { fill_points_avx2(avx2, matrix, children, signs, upcard, values) };
         return;
     }
     fill_points_portable(matrix, children, signs, upcard, values);
@@ -357,10 +368,11 @@ fn fill_points_portable(
 /// `fill_matrix` does; the last `len % 4` entries too.
 ///
 /// # Safety
-/// The CPU must have AVX2 and `values.len() <= i32::MAX`.
+/// `values.len() <= i32::MAX` (the `Avx2` proves that the CPU has AVX2).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn fill_points_avx2(
+    _avx2: Avx2,
     matrix: &mut [f64],
     children: &[Oriented],
     signs: &[i8],
@@ -379,7 +391,7 @@ unsafe fn fill_points_avx2(
         .zip(children[..whole].chunks_exact(4))
         .zip(signs[..whole].chunks_exact(4))
     {
-        // SAFETY: AVX2 is present (the caller's contract); the loads are of four
+        // SAFETY: AVX2 is present (the caller's `Avx2`); the loads are of four
         // `Oriented` (u32) and four i8 of these chunks, the store of four f64s of `m`;
         // the gather runs only when every index is below `values.len()` (checked here).
         unsafe {

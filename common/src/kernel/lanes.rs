@@ -15,9 +15,11 @@
 )]
 
 use super::{Column, FEASIBILITY_TOL, LANES, MAX_STRATEGIES, PIVOT_EPS, PivotRule, non_negative};
+#[cfg(target_arch = "x86_64")]
+use crate::cpu::Avx2;
 
 /// One implementation of the ratio test and the pivot.
-pub(super) trait Isa {
+pub(super) trait Isa: Copy {
     /// Harris's two-pass ratio test on entering column `q`: the largest step that keeps
     /// every basic variable above `-FEASIBILITY_TOL`, then, among the rows that block
     /// within that step, the one with the largest pivot entry (Dantzig) or the smallest
@@ -26,6 +28,7 @@ pub(super) trait Isa {
     /// tableau. `t` holds columns 0..cols and the right-hand side at `cols`. Returns the
     /// row and `1 / a_pq`.
     fn leaving_row<const B: usize>(
+        self,
         t: &[Column],
         rows: usize,
         cols: usize,
@@ -38,34 +41,54 @@ pub(super) trait Isa {
     /// side). The right-hand sides of the constraint rows are clamped at 0: the ratio test
     /// may step up to FEASIBILITY_TOL past zero, and the basis must stay feasible.
     /// `inv` is `1 / a_pq`.
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64);
+    fn pivot<const B: usize>(self, t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64);
 
     /// Fills the tableau `t` (columns 0..cols, then the right-hand side) from the
     /// row-major `rows x cols` matrix `m`: entry i of column j is
     /// `(m[i][j] - lo) * inv_range + 1`, its objective entry -1; the right-hand side is 1
     /// on the constraint rows and 0 on the objective row; the padding is 0.
-    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64);
+    fn fill<const B: usize>(
+        self,
+        t: &mut [Column],
+        m: &[f64],
+        rows: usize,
+        lo: f64,
+        inv_range: f64,
+    );
 
     /// The saddle check's pass over one row: for each entry `v` of `row`,
     /// `col_max = if v > col_max { v } else { col_max }` (a strict maximum, the earlier of
     /// equals kept) and `probe += v * 0.0` (a zero while every entry is finite, NaN from
     /// the first infinity or NaN on).
-    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]);
+    fn fold_row<const C: usize>(self, col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]);
 }
 
 /// Plain Rust: the reference semantics.
+#[derive(Clone, Copy)]
 pub(super) struct Portable;
 
 impl Isa for Portable {
     #[inline(always)]
-    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]) {
+    fn fold_row<const C: usize>(
+        self,
+        col_max: &mut [f64; C],
+        probe: &mut [f64; C],
+        row: &[f64; C],
+    ) {
         for ((c, p), &v) in col_max.iter_mut().zip(probe).zip(row) {
             fold_entry(c, p, v);
         }
     }
 
     #[inline(always)]
-    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
+    fn fill<const B: usize>(
+        self,
+        t: &mut [Column],
+        m: &[f64],
+        rows: usize,
+        lo: f64,
+        inv_range: f64,
+    ) {
         let (columns, rhs) = t.split_at_mut(t.len() - 1);
         let cols = columns.len();
         for (j, column) in columns.iter_mut().enumerate() {
@@ -83,6 +106,7 @@ impl Isa for Portable {
 
     #[inline(always)]
     fn leaving_row<const B: usize>(
+        self,
         t: &[Column],
         rows: usize,
         cols: usize,
@@ -114,7 +138,7 @@ impl Isa for Portable {
     }
 
     #[inline(always)]
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+    fn pivot<const B: usize>(self, t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
         let cols = t.len() - 1;
         let mut f = [[0.0; LANES]; B];
         for (f, a) in f.as_flattened_mut().iter_mut().zip(t[q].flat()) {
@@ -180,18 +204,22 @@ fn choose_row(
     Some(best)
 }
 
-/// AVX2 intrinsics, four lanes; only ever run from `GameSolver::solve_avx2`, which is
-/// compiled with AVX2 enabled and entered only when the CPU has it.
-#[cfg(target_arch = "x86_64")]
-pub(super) struct Avx2;
-
+/// AVX2 intrinsics, four lanes, on the proof that the CPU has them: every method takes
+/// an [`Avx2`], which exists only once AVX2 was detected. They run inlined into
+/// `GameSolver::solve_avx2`, compiled with AVX2 enabled, which is what makes them fast.
 #[cfg(target_arch = "x86_64")]
 impl Isa for Avx2 {
     #[inline(always)]
-    fn fold_row<const C: usize>(col_max: &mut [f64; C], probe: &mut [f64; C], row: &[f64; C]) {
+    fn fold_row<const C: usize>(
+        self,
+        col_max: &mut [f64; C],
+        probe: &mut [f64; C],
+        row: &[f64; C],
+    ) {
         use std::arch::x86_64::*;
         let whole = C / LANES * LANES;
-        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // SAFETY: `self` proves that this CPU has AVX2 (an `Avx2` exists only once it was
+        // detected);
         // the unaligned loads and stores are of entries j..j + 4 <= whole <= C of the
         // three arrays.
         unsafe {
@@ -212,7 +240,14 @@ impl Isa for Avx2 {
     }
 
     #[inline(always)]
-    fn fill<const B: usize>(t: &mut [Column], m: &[f64], rows: usize, lo: f64, inv_range: f64) {
+    fn fill<const B: usize>(
+        self,
+        t: &mut [Column],
+        m: &[f64],
+        rows: usize,
+        lo: f64,
+        inv_range: f64,
+    ) {
         use std::arch::x86_64::*;
         let (t, rhs) = t.split_at_mut(t.len() - 1);
         let cols = t.len();
@@ -222,7 +257,8 @@ impl Isa for Avx2 {
         // holds row `rows` takes the objective entry and the padding from `tail` (where
         // `from_tail`), its rows beyond the matrix reading its last row; later blocks
         // are zero
-        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // SAFETY: `self` proves that this CPU has AVX2 (an `Avx2` exists only once it was
+        // detected);
         // the stores are of whole aligned blocks of a `Column`, b < B <= BLOCKS; the
         // unchecked reads are of m[i][j] with i <= rows - 1 (clamped) and j < cols,
         // inside `m`, which holds rows * cols entries (sliced above).
@@ -274,6 +310,7 @@ impl Isa for Avx2 {
 
     #[inline(always)]
     fn leaving_row<const B: usize>(
+        self,
         t: &[Column],
         rows: usize,
         cols: usize,
@@ -286,7 +323,8 @@ impl Isa for Avx2 {
         // 1 / a for every row, divided beside the ratios rather than after the choice;
         // B blocks, every one written below (a whole `Column` would be zeroed first)
         let mut reciprocals = Blocks::<B>([[0.0; LANES]; B]);
-        // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
+        // SAFETY: `self` proves that this CPU has AVX2 (an `Avx2` exists only once it was
+        // detected);
         // every load is of a whole aligned block of a `Column` (align 32), B <= BLOCKS.
         let candidates = unsafe {
             let eps = _mm256_set1_pd(PIVOT_EPS);
@@ -334,8 +372,8 @@ impl Isa for Avx2 {
     }
 
     #[inline(always)]
-    fn pivot<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
-        pivot_in_block::<B>(t, rows, p, q, inv)
+    fn pivot<const B: usize>(self, t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+        pivot_in_block::<B>(self, t, rows, p, q, inv)
     }
 }
 
@@ -359,11 +397,18 @@ fn index_f64(n: usize) -> f64 {
 /// leaves `c` but for the sign of a zero).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn pivot_in_block<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: usize, inv: f64) {
+fn pivot_in_block<const B: usize>(
+    avx2: Avx2,
+    t: &mut [Column],
+    rows: usize,
+    p: usize,
+    q: usize,
+    inv: f64,
+) {
     use std::arch::x86_64::*;
     let cols = t.len() - 1;
-    // SAFETY: this runs inlined into `solve_avx2`, entered only on CPUs with AVX2;
-    // every load and store is of a whole aligned block of a `Column` (align 32),
+    // SAFETY: `avx2` proves that this CPU has AVX2 (an `Avx2` exists only once it was
+    // detected); every load and store is of a whole aligned block of a `Column` (align 32),
     // B <= BLOCKS, p < rows + 1 <= LANES * B, so P < B.
     unsafe {
         let inv_v = _mm256_set1_pd(inv);
@@ -391,9 +436,9 @@ fn pivot_in_block<const B: usize>(t: &mut [Column], rows: usize, p: usize, q: us
         // column q too: it is overwritten below, and skipping it would cost a branch
         let (columns, rhs) = t.split_at_mut(cols);
         for column in columns.iter_mut() {
-            update_column::<B>(column, &masks, false);
+            update_column::<B>(avx2, column, &masks, false);
         }
-        update_column::<B>(&mut rhs[0], &masks, true);
+        update_column::<B>(avx2, &mut rhs[0], &masks, true);
         let negative_zero = _mm256_set1_pd(-0.0);
         let column_q = &mut t[q];
         for (b, &f) in f.iter().enumerate() {
@@ -425,10 +470,15 @@ struct PivotMasks<const B: usize> {
 /// so that it inlines into the AVX2 code (a closure would be compiled without AVX2).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn update_column<const B: usize>(column: &mut Column, masks: &PivotMasks<B>, clamp: bool) {
+fn update_column<const B: usize>(
+    _avx2: Avx2,
+    column: &mut Column,
+    masks: &PivotMasks<B>,
+    clamp: bool,
+) {
     use std::arch::x86_64::*;
-    // SAFETY: called only from `pivot_in_block` (see there); the loads and stores are of
-    // whole aligned blocks of the column, B <= BLOCKS.
+    // SAFETY: `_avx2` proves that this CPU has AVX2; the loads and stores are of whole
+    // aligned blocks of the column, B <= BLOCKS.
     unsafe {
         let zero = _mm256_setzero_pd();
         let g_scalar = column.flat()[masks.p];

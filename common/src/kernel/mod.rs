@@ -41,10 +41,12 @@ mod polish;
 mod saddle;
 mod simplex;
 
+#[cfg(target_arch = "x86_64")]
+use crate::cpu::Avx2;
 pub use certificate::certificate_bounds;
 use certificate::{non_negative, normalise};
 use lanes::{Isa, Portable};
-use simplex::run_pair;
+use simplex::solve_pair;
 
 /// The largest number of strategies per player.
 pub const MAX_STRATEGIES: usize = 16;
@@ -191,6 +193,9 @@ pub struct GameSolver {
     games: [Game; 2],
     start: PivotStart,
     path: SimdPath,
+    /// The proof that this CPU has AVX2, held when the solver runs the AVX2 path.
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<Avx2>,
 }
 
 impl Default for GameSolver {
@@ -209,10 +214,16 @@ impl GameSolver {
     /// [`SimdPath::Portable`] on a CPU without AVX2. For tests and benchmarks: both paths
     /// give the same bits.
     pub fn with_path(path: SimdPath) -> Self {
-        let path = match path {
-            SimdPath::Avx2 if Self::best_path() == SimdPath::Avx2 => SimdPath::Avx2,
-            _ => SimdPath::Portable,
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = Avx2::detect().filter(|_| path == SimdPath::Avx2);
+        #[cfg(target_arch = "x86_64")]
+        let path = if avx2.is_some() {
+            SimdPath::Avx2
+        } else {
+            SimdPath::Portable
         };
+        #[cfg(not(target_arch = "x86_64"))]
+        let path = SimdPath::Portable;
         let game = Game {
             tableau: [Column::ZERO; MAX_STRATEGIES + 1],
             row_label: [0; MAX_STRATEGIES],
@@ -228,6 +239,8 @@ impl GameSolver {
             games: [game.clone(), game],
             start: PivotStart::default(),
             path,
+            #[cfg(target_arch = "x86_64")]
+            avx2,
         }
     }
 
@@ -251,7 +264,7 @@ impl GameSolver {
     /// The fastest path this CPU supports.
     pub fn best_path() -> SimdPath {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if Avx2::detect().is_some() {
             return SimdPath::Avx2;
         }
         SimdPath::Portable
@@ -294,11 +307,11 @@ impl GameSolver {
     pub fn solve(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
         check_dimensions(m, rows, cols);
         #[cfg(target_arch = "x86_64")]
-        if self.path == SimdPath::Avx2 {
-            // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
-            return unsafe { self.solve_avx2(m, rows, cols) };
+        if let Some(avx2) = self.avx2 {
+            // SAFETY: an `Avx2` exists only once AVX2 was detected on this CPU.
+            return unsafe { self.solve_avx2(avx2, m, rows, cols) };
         }
-        self.games[0].solve_on::<Portable>(m, rows, cols, self.start)
+        self.games[0].solve_on(Portable, m, rows, cols, self.start)
     }
 
     /// Solves two games of the same dimensions, `first` and `second`, with their simplex
@@ -316,67 +329,39 @@ impl GameSolver {
         check_dimensions(first, rows, cols);
         check_dimensions(second, rows, cols);
         #[cfg(target_arch = "x86_64")]
-        if self.path == SimdPath::Avx2 {
-            // SAFETY: `path` is Avx2 only when `best_path` detected AVX2 on this CPU.
-            return unsafe { self.solve_pair_avx2([first, second], rows, cols) };
+        if let Some(avx2) = self.avx2 {
+            // SAFETY: an `Avx2` exists only once AVX2 was detected on this CPU.
+            return unsafe { self.solve_pair_avx2(avx2, [first, second], rows, cols) };
         }
-        self.solve_pair_on::<Portable>([first, second], rows, cols)
+        solve_pair(
+            Portable,
+            &mut self.games,
+            self.start,
+            [first, second],
+            rows,
+            cols,
+        )
     }
 
     /// [`GameSolver::solve`] compiled with AVX2: the driver and the vector code it calls
-    /// are inlined here.
+    /// are inlined here (for speed: the token `avx2` is what makes the vector code sound).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn solve_avx2(&mut self, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
-        self.games[0].solve_on::<lanes::Avx2>(m, rows, cols, self.start)
+    fn solve_avx2(&mut self, avx2: Avx2, m: &[f64], rows: usize, cols: usize) -> GameOutcome {
+        self.games[0].solve_on(avx2, m, rows, cols, self.start)
     }
 
     /// [`GameSolver::solve_pair`] compiled with AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn solve_pair_avx2(&mut self, m: [&[f64]; 2], rows: usize, cols: usize) -> [GameOutcome; 2] {
-        self.solve_pair_on::<lanes::Avx2>(m, rows, cols)
-    }
-
-    #[inline(always)]
-    fn solve_pair_on<I: Isa>(
+    fn solve_pair_avx2(
         &mut self,
+        avx2: Avx2,
         m: [&[f64]; 2],
         rows: usize,
         cols: usize,
     ) -> [GameOutcome; 2] {
-        let start = self.start;
-        let [first, second] = &mut self.games;
-        let preludes = [
-            first.prelude::<I>(m[0], rows, cols),
-            second.prelude::<I>(m[1], rows, cols),
-        ];
-        let [
-            Prelude::Range { lo: lo0, hi: hi0 },
-            Prelude::Range { lo: lo1, hi: hi1 },
-        ] = preludes
-        else {
-            // at most one simplex: nothing to interleave
-            let [p0, p1] = preludes;
-            return [
-                first.conclude::<I>(m[0], p0, start),
-                second.conclude::<I>(m[1], p1, start),
-            ];
-        };
-        let ranges = [(lo0, hi0 - lo0), (lo1, hi1 - lo1)];
-        let converged = match (rows + 1).div_ceil(LANES) {
-            1 => run_pair::<I, 1>(first, second, m, ranges, start),
-            2 => run_pair::<I, 2>(first, second, m, ranges, start),
-            3 => run_pair::<I, 3>(first, second, m, ranges, start),
-            4 => run_pair::<I, 4>(first, second, m, ranges, start),
-            _ => run_pair::<I, BLOCKS>(first, second, m, ranges, start),
-        };
-        let o0 = first.after_run(m[0], lo0, hi0 - lo0, converged[0]);
-        let o1 = second.after_run(m[1], lo1, hi1 - lo1, converged[1]);
-        [
-            first.finish(m[0], lo0, hi0, o0),
-            second.finish(m[1], lo1, hi1, o1),
-        ]
+        solve_pair(avx2, &mut self.games, self.start, m, rows, cols)
     }
 }
 
@@ -405,28 +390,35 @@ impl Game {
     #[inline(always)]
     fn solve_on<I: Isa>(
         &mut self,
+        isa: I,
         m: &[f64],
         rows: usize,
         cols: usize,
         start: PivotStart,
     ) -> GameOutcome {
-        let prelude = self.prelude::<I>(m, rows, cols);
-        self.conclude::<I>(m, prelude, start)
+        let prelude = self.prelude::<I>(isa, m, rows, cols);
+        self.conclude::<I>(isa, m, prelude, start)
     }
 
     /// Takes the game's dimensions and runs the saddle check.
     #[inline(always)]
-    fn prelude<I: Isa>(&mut self, m: &[f64], rows: usize, cols: usize) -> Prelude {
+    fn prelude<I: Isa>(&mut self, isa: I, m: &[f64], rows: usize, cols: usize) -> Prelude {
         self.rows = rows;
         self.cols = cols;
         self.pivots = 0;
-        self.saddle_check::<I>(m)
+        self.saddle_check::<I>(isa, m)
     }
 
     /// The outcome after the saddle check: its own for a saddle point or a non-finite
     /// matrix, else the simplex's.
     #[inline(always)]
-    fn conclude<I: Isa>(&mut self, m: &[f64], prelude: Prelude, start: PivotStart) -> GameOutcome {
+    fn conclude<I: Isa>(
+        &mut self,
+        isa: I,
+        m: &[f64],
+        prelude: Prelude,
+        start: PivotStart,
+    ) -> GameOutcome {
         let (lo, hi) = match prelude {
             Prelude::Range { lo, hi } => (lo, hi),
             Prelude::Saddle(outcome) => return outcome,
@@ -440,7 +432,7 @@ impl Game {
                 };
             }
         };
-        let outcome = self.simplex::<I>(m, lo, hi - lo, PivotRule::Dantzig, start);
+        let outcome = self.simplex::<I>(isa, m, lo, hi - lo, PivotRule::Dantzig, start);
         self.finish(m, lo, hi, outcome)
     }
 
@@ -469,8 +461,14 @@ impl Game {
     fn bland_restart(&mut self, m: &[f64], lo: f64, hi: f64, dantzig: GameOutcome) -> GameOutcome {
         let (dantzig_x, dantzig_y) = (self.x, self.y);
         // Bland's rule chooses every column itself: the start does not apply
-        let bland =
-            self.simplex::<Portable>(m, lo, hi - lo, PivotRule::Bland, PivotStart::Leftmost);
+        let bland = self.simplex(
+            Portable,
+            m,
+            lo,
+            hi - lo,
+            PivotRule::Bland,
+            PivotStart::Leftmost,
+        );
         if bland.gap < dantzig.gap || dantzig.gap.is_nan() {
             bland
         } else {
@@ -502,6 +500,7 @@ impl Game {
     #[inline(always)]
     fn simplex<I: Isa>(
         &mut self,
+        isa: I,
         m: &[f64],
         lo: f64,
         range: f64,
@@ -510,11 +509,11 @@ impl Game {
     ) -> GameOutcome {
         // monomorphised on the vectors per column: the column loops unroll
         let converged = match (self.rows + 1).div_ceil(LANES) {
-            1 => self.run::<I, 1>(m, lo, range, rule, start),
-            2 => self.run::<I, 2>(m, lo, range, rule, start),
-            3 => self.run::<I, 3>(m, lo, range, rule, start),
-            4 => self.run::<I, 4>(m, lo, range, rule, start),
-            _ => self.run::<I, BLOCKS>(m, lo, range, rule, start),
+            1 => self.run::<I, 1>(isa, m, lo, range, rule, start),
+            2 => self.run::<I, 2>(isa, m, lo, range, rule, start),
+            3 => self.run::<I, 3>(isa, m, lo, range, rule, start),
+            4 => self.run::<I, 4>(isa, m, lo, range, rule, start),
+            _ => self.run::<I, BLOCKS>(isa, m, lo, range, rule, start),
         };
         self.after_run(m, lo, range, converged)
     }

@@ -12,32 +12,32 @@ impl Game {
     /// comparisons that keep the earlier of equal entries, so they are exact and the
     /// same on every machine.
     #[inline(always)]
-    pub(super) fn saddle_check<I: Isa>(&mut self, m: &[f64]) -> Prelude {
+    pub(super) fn saddle_check<I: Isa>(&mut self, isa: I, m: &[f64]) -> Prelude {
         // monomorphised on the row length: the column maxima stay in registers (a
         // variable length vectorises with masked stores, which are slow on AMD)
         match self.cols {
-            1 => self.saddle_of::<I, 1>(m),
-            2 => self.saddle_of::<I, 2>(m),
-            3 => self.saddle_of::<I, 3>(m),
-            4 => self.saddle_of::<I, 4>(m),
-            5 => self.saddle_of::<I, 5>(m),
-            6 => self.saddle_of::<I, 6>(m),
-            7 => self.saddle_of::<I, 7>(m),
-            8 => self.saddle_of::<I, 8>(m),
-            9 => self.saddle_of::<I, 9>(m),
-            10 => self.saddle_of::<I, 10>(m),
-            11 => self.saddle_of::<I, 11>(m),
-            12 => self.saddle_of::<I, 12>(m),
-            13 => self.saddle_of::<I, 13>(m),
-            14 => self.saddle_of::<I, 14>(m),
-            15 => self.saddle_of::<I, 15>(m),
-            _ => self.saddle_of::<I, 16>(m),
+            1 => self.saddle_of::<I, 1>(isa, m),
+            2 => self.saddle_of::<I, 2>(isa, m),
+            3 => self.saddle_of::<I, 3>(isa, m),
+            4 => self.saddle_of::<I, 4>(isa, m),
+            5 => self.saddle_of::<I, 5>(isa, m),
+            6 => self.saddle_of::<I, 6>(isa, m),
+            7 => self.saddle_of::<I, 7>(isa, m),
+            8 => self.saddle_of::<I, 8>(isa, m),
+            9 => self.saddle_of::<I, 9>(isa, m),
+            10 => self.saddle_of::<I, 10>(isa, m),
+            11 => self.saddle_of::<I, 11>(isa, m),
+            12 => self.saddle_of::<I, 12>(isa, m),
+            13 => self.saddle_of::<I, 13>(isa, m),
+            14 => self.saddle_of::<I, 14>(isa, m),
+            15 => self.saddle_of::<I, 15>(isa, m),
+            _ => self.saddle_of::<I, 16>(isa, m),
         }
     }
 
     /// [`GameSolver::saddle_check`] for `C` columns.
     #[inline(always)]
-    pub(super) fn saddle_of<I: Isa, const C: usize>(&mut self, m: &[f64]) -> Prelude {
+    pub(super) fn saddle_of<I: Isa, const C: usize>(&mut self, isa: I, m: &[f64]) -> Prelude {
         let mut col_max = [f64::NEG_INFINITY; C];
         // per column, the sum of v * 0: a zero while every entry is finite, NaN from the
         // first infinity or NaN on (see `Isa::fold_row`)
@@ -47,7 +47,7 @@ impl Game {
         let mut lo = f64::INFINITY;
         for (i, row) in m.chunks_exact(C).enumerate() {
             let row: &[f64; C] = row.try_into().expect("C entries");
-            I::fold_row(&mut col_max, &mut probe, row);
+            isa.fold_row(&mut col_max, &mut probe, row);
             let mut row_min = f64::INFINITY;
             for &v in row {
                 row_min = if v < row_min { v } else { row_min };
