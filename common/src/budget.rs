@@ -197,10 +197,7 @@ fn mib(bytes: u64) -> u64 {
 
 /// MemAvailable from /proc/meminfo, where there is one.
 pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    crate::system::proc_kib("/proc/meminfo", "MemAvailable:")
 }
 
 #[cfg(test)]

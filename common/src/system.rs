@@ -79,8 +79,13 @@ pub fn raise_file_limit() -> Option<u64> {
 
 /// This process's peak resident memory (VmHWM in /proc/self/status), where there is one.
 pub fn peak_rss() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    proc_kib("/proc/self/status", "VmHWM:")
+}
+
+/// The `key` line of a /proc file that counts in kB (`VmHWM:   1234 kB`), in bytes.
+pub fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
