@@ -37,7 +37,14 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
         bar.set_position(done)
     });
     bar.finish_and_clear();
-    let simulation = Simulation::new(store.n(), store.objective().name(), (a, b), seed, report?);
+    let simulation = Simulation {
+        n: store.n(),
+        objective: store.objective().name(),
+        a: a.name(),
+        b: b.name(),
+        seed,
+        report: report?,
+    };
     if args.json {
         crate::out!("{}", crate::output::json_line(&simulation));
     } else {

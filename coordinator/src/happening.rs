@@ -23,6 +23,13 @@ pub(crate) enum DisputeOutcome {
     Unchecked { error: String },
 }
 
+impl DisputeOutcome {
+    /// Whether the new copy replaces the stored one.
+    pub(crate) fn replaces_stored(&self) -> bool {
+        matches!(self, DisputeOutcome::StoredFails { .. })
+    }
+}
+
 /// Something that happened. `who` is the worker as events name it (its name and id).
 pub(crate) enum Happening<'a> {
     /// Every layer is complete.

@@ -25,9 +25,6 @@ pub struct DbStatus {
     /// epoch); absent when it has written none, or nobody holds the db.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_of_unix_ms: Option<u64>,
-    /// How old that progress was when read, in seconds.
-    #[serde(skip)]
-    pub age_seconds: Option<u64>,
 }
 
 impl DbStatus {
@@ -39,7 +36,6 @@ impl DbStatus {
             run,
             in_use: false,
             as_of_unix_ms: None,
-            age_seconds: None,
         };
         if status.complete || !reader.is_sealed_reader() {
             return Ok(idle(status));
@@ -63,9 +59,6 @@ impl DbStatus {
             },
             in_use: true,
             as_of_unix_ms: snapshot.as_ref().map(|s| s.written_unix_ms),
-            age_seconds: snapshot
-                .as_ref()
-                .map(status_file::StatusSnapshot::age_seconds),
         })
     }
 }
@@ -84,7 +77,10 @@ fn with_live_progress(mut status: RunStatus, written: &RunStatus) -> RunStatus {
 
 impl fmt::Display for DbStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.in_use, self.age_seconds) {
+        match (
+            self.in_use,
+            self.as_of_unix_ms.map(status_file::age_seconds),
+        ) {
             (true, Some(age)) => writeln!(
                 f,
                 "(in use by a running solve or coordinator: complete layers from the db, the others as it wrote them {age} s ago)"

@@ -32,8 +32,13 @@ impl StatusSnapshot {
 
     /// Seconds since it was written (0 if the clock went back).
     pub fn age_seconds(&self) -> u64 {
-        unix_ms(SystemTime::now()).saturating_sub(self.written_unix_ms) / 1000
+        age_seconds(self.written_unix_ms)
     }
+}
+
+/// Seconds since `written_unix_ms` (0 if the clock went back).
+pub fn age_seconds(written_unix_ms: u64) -> u64 {
+    unix_ms(SystemTime::now()).saturating_sub(written_unix_ms) / 1000
 }
 
 fn unix_ms(t: SystemTime) -> u64 {

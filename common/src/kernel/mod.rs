@@ -192,8 +192,8 @@ enum Next {
 pub struct GameSolver {
     games: [Game; 2],
     start: PivotStart,
-    path: SimdPath,
-    /// The proof that this CPU has AVX2, held when the solver runs the AVX2 path.
+    /// The proof that this CPU has AVX2, held when the solver runs the AVX2 path (its
+    /// [`SimdPath`] follows from it).
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
 }
@@ -216,14 +216,9 @@ impl GameSolver {
     pub fn with_path(path: SimdPath) -> Self {
         #[cfg(target_arch = "x86_64")]
         let avx2 = Avx2::detect().filter(|_| path == SimdPath::Avx2);
-        #[cfg(target_arch = "x86_64")]
-        let path = if avx2.is_some() {
-            SimdPath::Avx2
-        } else {
-            SimdPath::Portable
-        };
+        // off x86-64 every path asked for is the portable one
         #[cfg(not(target_arch = "x86_64"))]
-        let path = SimdPath::Portable;
+        let _ = path;
         let game = Game {
             tableau: [Column::ZERO; MAX_STRATEGIES + 1],
             row_label: [0; MAX_STRATEGIES],
@@ -238,7 +233,6 @@ impl GameSolver {
         GameSolver {
             games: [game.clone(), game],
             start: PivotStart::default(),
-            path,
             #[cfg(target_arch = "x86_64")]
             avx2,
         }
@@ -272,7 +266,11 @@ impl GameSolver {
 
     /// The path this solver runs.
     pub fn path(&self) -> SimdPath {
-        self.path
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2.is_some() {
+            return SimdPath::Avx2;
+        }
+        SimdPath::Portable
     }
 
     /// A's optimal mixed strategy from the last [`GameSolver::solve`] (one probability
@@ -396,8 +394,8 @@ impl Game {
         cols: usize,
         start: PivotStart,
     ) -> GameOutcome {
-        let prelude = self.prelude::<I>(isa, m, rows, cols);
-        self.conclude::<I>(isa, m, prelude, start)
+        let prelude = self.prelude(isa, m, rows, cols);
+        self.conclude(isa, m, prelude, start)
     }
 
     /// Takes the game's dimensions and runs the saddle check.
@@ -406,7 +404,7 @@ impl Game {
         self.rows = rows;
         self.cols = cols;
         self.pivots = 0;
-        self.saddle_check::<I>(isa, m)
+        self.saddle_check(isa, m)
     }
 
     /// The outcome after the saddle check: its own for a saddle point or a non-finite
@@ -432,7 +430,7 @@ impl Game {
                 };
             }
         };
-        let outcome = self.simplex::<I>(isa, m, lo, hi - lo, PivotRule::Dantzig, start);
+        let outcome = self.simplex(isa, m, lo, hi - lo, PivotRule::Dantzig, start);
         self.finish(m, lo, hi, outcome)
     }
 

@@ -20,8 +20,8 @@ pub(super) fn solve_pair<I: Isa>(
 ) -> [GameOutcome; 2] {
     let [first, second] = games;
     let preludes = [
-        first.prelude::<I>(isa, m[0], rows, cols),
-        second.prelude::<I>(isa, m[1], rows, cols),
+        first.prelude(isa, m[0], rows, cols),
+        second.prelude(isa, m[1], rows, cols),
     ];
     let [
         Prelude::Range { lo: lo0, hi: hi0 },
@@ -31,8 +31,8 @@ pub(super) fn solve_pair<I: Isa>(
         // at most one simplex: nothing to interleave
         let [p0, p1] = preludes;
         return [
-            first.conclude::<I>(isa, m[0], p0, start),
-            second.conclude::<I>(isa, m[1], p1, start),
+            first.conclude(isa, m[0], p0, start),
+            second.conclude(isa, m[1], p1, start),
         ];
     };
     let ranges = [(lo0, hi0 - lo0), (lo1, hi1 - lo1)];

@@ -62,44 +62,34 @@ impl Coordinator {
                 bytes,
             });
         }
-        let settled: Vec<(u32, DisputeOutcome, Option<u64>)> = stored_copies
+        let settled: Vec<(u32, DisputeOutcome, u64)> = stored_copies
             .iter()
             .zip(new_values)
             .map(|(stored, values)| {
-                let rank = stored.prize_rank;
-                match self.check_submitted(engine, std::slice::from_ref(stored), &[1.0]) {
-                    // both equal a full re-solve in values, gap and games: two copies
-                    // that claim different things cannot; keep the stored copy
-                    Ok(_) => (rank, DisputeOutcome::BothPass, None),
-                    Err(CheckFailure::Rejected(why)) => (
-                        rank,
-                        DisputeOutcome::StoredFails {
+                let outcome =
+                    match self.check_submitted(engine, std::slice::from_ref(stored), &[1.0]) {
+                        // both equal a full re-solve in values, gap and games: two copies
+                        // that claim different things cannot; keep the stored copy
+                        Ok(_) => DisputeOutcome::BothPass,
+                        Err(CheckFailure::Rejected(why)) => DisputeOutcome::StoredFails {
                             why: why.to_string(),
                         },
-                        Some(values),
-                    ),
-                    Err(CheckFailure::Engine(e)) => (
-                        rank,
-                        DisputeOutcome::Unchecked {
+                        Err(CheckFailure::Engine(e)) => DisputeOutcome::Unchecked {
                             error: e.to_string(),
                         },
-                        None,
-                    ),
-                    Err(CheckFailure::Store(e)) => (
-                        rank,
-                        DisputeOutcome::Unchecked {
+                        Err(CheckFailure::Store(e)) => DisputeOutcome::Unchecked {
                             error: e.to_string(),
                         },
-                        None,
-                    ),
-                }
+                    };
+                (stored.prize_rank, outcome, values)
             })
             .collect();
         // the outcomes told under the lock once, after the re-checks that ran without it
         let mut inner = self.lock();
         Ok(settled
             .into_iter()
-            .map(|(slice, outcome, replacement)| {
+            .map(|(slice, outcome, values)| {
+                let replacement = outcome.replaces_stored().then_some(values);
                 inner.notices.note(Happening::DisputeSettled {
                     layer: k,
                     slice,

@@ -6,7 +6,7 @@ use std::fmt;
 use gops_common::human::{count, value};
 use serde::Serialize;
 
-use super::{Exploitation, Policy, Rate, SimulationReport};
+use super::{Exploitation, Rate, SimulationReport};
 
 /// Many games of policy `a` against policy `b` on the `n`-card game.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -18,25 +18,6 @@ pub struct Simulation {
     pub seed: u64,
     #[serde(flatten)]
     pub report: SimulationReport,
-}
-
-impl Simulation {
-    pub fn new(
-        n: u8,
-        objective: &'static str,
-        (a, b): (Policy, Policy),
-        seed: u64,
-        report: SimulationReport,
-    ) -> Simulation {
-        Simulation {
-            n,
-            objective,
-            a: a.name(),
-            b: b.name(),
-            seed,
-            report,
-        }
-    }
 }
 
 /// A policy played by A against B's best response on the `n`-card game.
