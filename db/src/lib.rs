@@ -33,7 +33,9 @@ pub mod db_status;
 pub mod disk;
 pub mod disk_check;
 pub mod export;
+#[cfg(feature = "export-files")]
 pub mod export_arrow;
+#[cfg(feature = "export-files")]
 pub mod export_files;
 pub mod on_demand;
 pub mod opening;
