@@ -12,7 +12,6 @@ use gops_arena::http::HttpBot;
 use gops_arena::process::ProcessBot;
 use gops_arena::report::decision_json;
 use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
-use gops_db::oracle::Oracle;
 
 use crate::args::{OnDemandArgs, threads_or_all_cores};
 use crate::failure::Failure;
@@ -97,7 +96,7 @@ const CACHE_BYTES: usize = 1 << 30;
 
 pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
     let player = Player::of(&args)?;
-    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let threads = threads_or_all_cores(args.threads);
     let limit = Duration::from_millis(args.timeout_ms);
@@ -105,10 +104,7 @@ pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
         Ok(match &player {
             Player::Program(command) => Box::new(ProcessBot::new(command, limit)),
             Player::Service(url) => Box::new(HttpBot::new(url, limit)),
-            Player::Builtin(rule) => Box::new(BuiltinBot::new(
-                *rule,
-                Oracle::new(&store, CACHE_BYTES / threads),
-            )),
+            Player::Builtin(rule) => Box::new(BuiltinBot::new(*rule, &book, CACHE_BYTES / threads)),
         })
     };
     let options = ArenaOptions {
@@ -119,7 +115,7 @@ pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
     };
     let bar = crate::progress::count_bar(args.games, "games");
     let mut done = 0;
-    let summary = run_arena(&store, &options, &make_bot, &mut |game| {
+    let summary = run_arena(&book, &options, &make_bot, &mut |game| {
         done += 1;
         bar.set_position(done);
         if args.json {

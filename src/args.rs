@@ -380,8 +380,8 @@ pub enum ExportFormat {
 
 impl ExportFormat {
     /// The library's format of the same name.
-    pub fn file_format(self) -> gops_db::export_files::FileFormat {
-        use gops_db::export_files::FileFormat;
+    pub fn file_format(self) -> gops_db::export::files::FileFormat {
+        use gops_db::export::files::FileFormat;
         match self {
             ExportFormat::Csv => FileFormat::Csv,
             ExportFormat::Jsonl => FileFormat::Jsonl,

@@ -3,11 +3,11 @@
 
 use gops_db::book::write_book;
 
-use crate::args::{BookArgs, OnDemandArgs};
+use crate::args::BookArgs;
 use crate::failure::Failure;
 
 pub fn run(args: BookArgs) -> Result<(), Failure> {
-    let full = crate::db_open::open_reader(&args.db, &OnDemandArgs::default())?;
+    let full = crate::db_open::open_store(&args.db)?;
     let written = write_book(&full, args.from_layer, &args.out).map_err(|e| {
         if e.is_usage() {
             Failure::Usage(e.to_string())

@@ -1,20 +1,29 @@
 //! Opening a db to read it (every command but `solve`, `coordinator` and `seal`): through
 //! its sealed layers when it has them, with no lock and nothing written; an unsealed db
 //! of an earlier build the old way, with a hint that `gops seal` frees its readers. A
-//! book gets its on-demand settings and progress here. And opening one to solve into
-//! (`solve`, `coordinator`), with its rolling setting.
+//! book gets its on-demand limits (named by the command line's flags in a refusal) and
+//! progress here, at the door. And opening one to solve into (`solve`, `coordinator`),
+//! with its rolling setting.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use gops_db::book::on_demand::{LimitNames, OnDemandLimits};
+use gops_db::book::{Book, ReadOptions};
 use gops_db::store::Store;
 use tracing::warn;
 
 use crate::args::OnDemandArgs;
 use crate::failure::Failure;
 
-/// The db at `path`, opened for reading.
-pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Store, Failure> {
+/// The db at `path`, opened for reading, with the on-demand limits of `on_demand`.
+pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Book, Failure> {
+    Ok(Book::of(open_store(path)?, &read_options(on_demand)))
+}
+
+/// The store of the db at `path`, opened for reading (its status, its export, a book of
+/// it: nothing solved on demand).
+pub fn open_store(path: &Path) -> Result<Store, Failure> {
     let store = Store::open_existing(path)?;
     let unsealed = store.unsealed_layers()?;
     if !unsealed.is_empty() {
@@ -25,16 +34,23 @@ pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Store, Failu
             path.display()
         );
     }
-    if let Some(solver) = store.on_demand() {
-        if let Some(mb) = on_demand.memory_mb {
-            solver.set_budget_bytes(mb << 20);
-        }
-        if let Some(games) = on_demand.max_on_demand_games {
-            solver.set_max_games(games);
-        }
-        solver.set_observer(Arc::new(crate::on_demand_progress::OnDemandProgress::new()));
-    }
     Ok(store)
+}
+
+/// What the flags of `on_demand` let a book solve, with the command line's progress.
+fn read_options(on_demand: &OnDemandArgs) -> ReadOptions {
+    let defaults = OnDemandLimits::default();
+    ReadOptions {
+        limits: OnDemandLimits {
+            max_games: on_demand.max_on_demand_games.unwrap_or(defaults.max_games),
+            memory_bytes: on_demand
+                .memory_mb
+                .map_or(defaults.memory_bytes, |mb| mb << 20),
+            names: LimitNames::FLAGS,
+        },
+        observer: Some(Arc::new(crate::on_demand_progress::OnDemandProgress::new())),
+        ..ReadOptions::default()
+    }
 }
 
 /// Opens (or creates) the db at `path` to solve the `n`-card `objective` game into, a
@@ -55,19 +71,19 @@ pub fn open_to_solve(
 /// The db at `db`, opened only once `check` accepted the input against its N (read from
 /// the manifest file when there is one, so bad input leaves the db untouched).
 pub fn open_checked<T>(
-    db: &std::path::Path,
-    on_demand: &crate::args::OnDemandArgs,
+    db: &Path,
+    on_demand: &OnDemandArgs,
     check: impl FnOnce(u8) -> Result<T, Failure>,
-) -> Result<(Store, T), Failure> {
+) -> Result<(Book, T), Failure> {
     match Store::peek_manifest(db)? {
         Some(manifest) => {
             let checked = check(manifest.n)?;
-            Ok((crate::db_open::open_reader(db, on_demand)?, checked))
+            Ok((open_reader(db, on_demand)?, checked))
         }
         None => {
-            let store = crate::db_open::open_reader(db, on_demand)?;
-            let checked = check(store.n())?;
-            Ok((store, checked))
+            let book = open_reader(db, on_demand)?;
+            let checked = check(book.n())?;
+            Ok((book, checked))
         }
     }
 }

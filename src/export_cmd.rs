@@ -1,13 +1,13 @@
 //! `gops export`: the strategy database written to a file (CSV, JSON lines, Parquet or
-//! SQLite, by `gops_db::export_files`) with a progress bar; Ctrl-C stops it and leaves no
+//! SQLite, by `gops_db::export::files`) with a progress bar; Ctrl-C stops it and leaves no
 //! file behind.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gops_common::human::count;
+use gops_db::export::files::{FileExportError, export_file};
 use gops_db::export::{ExportError, ExportOptions, slices_in};
-use gops_db::export_files::{FileExportError, export_file};
 use tracing::warn;
 
 use crate::args::{ExportArgs, OnDemandArgs};
@@ -36,7 +36,7 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
     }
     let started = std::time::Instant::now();
     let bar = crate::progress::count_bar(slices_in(store.n(), &options.layers), "export");
-    let written = export_file(&store, &options, format, &args.out, &mut |done| {
+    let written = export_file(store.store(), &options, format, &args.out, &mut |done| {
         bar.set_position(done);
         !stop.load(Ordering::SeqCst)
     });

@@ -1,9 +1,9 @@
 //! How a command fails: a message for stderr and an exit code, decided in one place.
 
 use gops_common::InputError;
-use gops_db::disk_check::DiskCheckError;
+use gops_db::disk::check::DiskCheckError;
 use gops_db::export::ExportError;
-use gops_db::query::QueryError;
+use gops_db::read::QueryError;
 use gops_db::store::StoreError;
 use gops_http::token_files::TokenFileError;
 

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use gops_common::Objective;
 use gops_common::budget::{CacheSplit, Role, available_memory, process_caches};
+use gops_db::disk::check::{RoomCheck, check_room};
 use gops_db::disk::human_bytes;
-use gops_db::disk_check::{RoomCheck, check_room};
 use tracing::{info, warn};
 
 use crate::failure::Failure;
@@ -72,7 +72,7 @@ pub fn clock_seed() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// The disk check of `solve` and `coordinator` (`gops_db::disk_check`), logged: the db's
+/// The disk check of `solve` and `coordinator` (`gops_db::disk::check`), logged: the db's
 /// estimated size, or why it was not checked, or the refusal `--skip-disk-check` overrode.
 pub fn check_disk(
     db: &Path,

@@ -1,6 +1,7 @@
 //! What a reader of a book shows while it solves a subtree on demand: a log line when a
 //! solve starts and when it ends (the one record `serve` keeps), and on a terminal a
-//! progress bar once a solve has taken longer than a second.
+//! progress bar of its own once a solve has taken longer than a second: one for each
+//! solve under way, below the command's own bar, which they never take over.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -8,31 +9,27 @@ use std::time::{Duration, Instant};
 
 use gops_common::subtree::{SubtreeEstimate, SubtreeRoot};
 use gops_common::sync::lock;
-use gops_db::on_demand::{OnDemandError, SolveObserver};
+use gops_db::book::on_demand::{OnDemandError, SolveObserver};
 use indicatif::ProgressBar;
 use tracing::{info, warn};
 
 /// A solve shorter than this shows no bar.
 const BAR_AFTER: Duration = Duration::from_secs(1);
 
+/// One solve under way: its root, when it started, and its bar once shown.
+type UnderWay = (SubtreeRoot, Instant, Option<ProgressBar>);
+
 pub struct OnDemandProgress {
     on_terminal: bool,
-    /// The solve under way: when it started, and its bar once shown.
-    current: Mutex<Option<(Instant, Option<&'static ProgressBar>)>>,
+    under_way: Mutex<Vec<UnderWay>>,
 }
 
 impl OnDemandProgress {
     pub fn new() -> OnDemandProgress {
         OnDemandProgress {
             on_terminal: std::io::stderr().is_terminal(),
-            current: Mutex::new(None),
+            under_way: Mutex::new(Vec::new()),
         }
-    }
-
-    fn current(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Option<(Instant, Option<&'static ProgressBar>)>> {
-        lock(&self.current)
     }
 }
 
@@ -44,28 +41,34 @@ impl SolveObserver for OnDemandProgress {
             games_at_most = estimate.games,
             "solving a subtree on demand"
         );
-        *self.current() = Some((Instant::now(), None));
+        lock(&self.under_way).push((*root, Instant::now(), None));
     }
 
-    fn advanced(&self, _root: &SubtreeRoot, done: u64, all: u64) {
+    fn advanced(&self, root: &SubtreeRoot, done: u64, all: u64) {
         if !self.on_terminal {
             return;
         }
-        let mut current = self.current();
-        if let Some((started, bar)) = current.as_mut() {
+        let mut under_way = lock(&self.under_way);
+        if let Some((_, started, bar)) = under_way.iter_mut().find(|(r, ..)| r == root) {
             if bar.is_none() && started.elapsed() >= BAR_AFTER {
-                *bar = Some(crate::progress::count_bar(all, "solving on demand"));
+                let label = format!("solving {} cards left on demand", root.k());
+                *bar = Some(crate::progress::extra_bar(all, &label));
             }
             if let Some(bar) = bar {
+                bar.set_length(all);
                 bar.set_position(done);
             }
         }
     }
 
     fn finished(&self, root: &SubtreeRoot, outcome: Result<(u64, Duration), &OnDemandError>) {
-        if let Some((_, Some(bar))) = self.current().take() {
-            bar.finish_and_clear();
+        let mut under_way = lock(&self.under_way);
+        if let Some(at) = under_way.iter().position(|(r, ..)| r == root)
+            && let (_, _, Some(bar)) = under_way.remove(at)
+        {
+            crate::progress::remove_bar(&bar);
         }
+        drop(under_way);
         match outcome {
             Ok((games, took)) => info!(
                 cards_left = root.k(),

@@ -9,8 +9,8 @@ use gops_common::cards::CardSet;
 use gops_common::human::strategy_line;
 use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
-use gops_db::oracle::Oracle;
 use gops_db::policy::{Policy, Side, bid_distribution};
+use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -21,8 +21,8 @@ use crate::failure::Failure;
 const CACHE_BYTES: usize = 256 << 20;
 
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let mut oracle = Oracle::new(&store, CACHE_BYTES);
+    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let stdin = std::io::stdin();

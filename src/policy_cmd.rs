@@ -2,11 +2,11 @@
 //! and a policy against its best response, exactly.
 
 use gops_common::human::count;
-use gops_db::oracle::Oracle;
 use gops_db::policy::{
     EXPLOIT_STATE_LIMIT, Policy, PolicyExploitation, Simulation, concrete_state_count,
     exploit as exploit_policy, simulate as simulate_policies,
 };
+use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -27,8 +27,8 @@ fn policy(arg: PolicyArg) -> Policy {
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let mut oracle = Oracle::new(&store, CACHE_BYTES);
+    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let (a, b) = (policy(args.a), policy(args.b));
@@ -38,8 +38,8 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let simulation = Simulation {
-        n: store.n(),
-        objective: store.objective().name(),
+        n: book.n(),
+        objective: book.objective().name(),
         a: a.name(),
         b: b.name(),
         seed,
@@ -54,18 +54,18 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 }
 
 pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
-    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let states = concrete_state_count(store.n(), store.objective());
+    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let states = concrete_state_count(book.n(), book.objective());
     if states > EXPLOIT_STATE_LIMIT {
         return Err(Failure::Usage(format!(
             "exploit walks every concrete state: the {}-card {} game has {} (with score differences), more than the {} this command holds in memory; use a smaller game",
-            store.n(),
-            store.objective(),
+            book.n(),
+            book.objective(),
             count(states),
             count(EXPLOIT_STATE_LIMIT)
         )));
     }
-    let mut oracle = Oracle::new(&store, CACHE_BYTES);
+    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
     let p = policy(args.policy);
     let bar = crate::progress::spinner("exploit");
     let result = exploit_policy(&mut oracle, p, &mut |states| {
@@ -73,8 +73,8 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
     });
     bar.finish_and_clear();
     let exploitation = PolicyExploitation {
-        n: store.n(),
-        objective: store.objective().name(),
+        n: book.n(),
+        objective: book.objective().name(),
         policy: p.name(),
         result: result?,
     };

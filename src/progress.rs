@@ -1,6 +1,8 @@
-//! Logging to stderr through `tracing`, and the solve progress bar. Log lines are
-//! written with the bar suspended so the two never garble each other; the bar draws only
-//! when stderr is a terminal.
+//! Logging to stderr through `tracing`, and the progress bars: the command's own (one a
+//! process: a solve, an export, the games of `simulate` or `arena`, verify's slices) and,
+//! below it, one for each subtree a book solves on demand while the command reads it.
+//! Log lines are written with the bars suspended so they never garble each other; the
+//! bars draw only when stderr is a terminal.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,19 +13,26 @@ use gops_common::plan::LayerSize;
 use gops_common::sync::lock;
 use gops_coordinator::observer::RunObserver;
 use gops_db::store::LayerRecord;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
+/// Every bar of the process, drawn together.
+static BARS: OnceLock<MultiProgress> = OnceLock::new();
+/// The command's own bar, the first of [`BARS`].
 static BAR: OnceLock<ProgressBar> = OnceLock::new();
 
-/// Writes log lines to stderr, above the progress bar if there is one.
+fn bars() -> &'static MultiProgress {
+    BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()))
+}
+
+/// Writes log lines to stderr, above the progress bars if there are any.
 struct LogWriter;
 
 impl Write for LogWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match BAR.get() {
-            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf))?,
+        match BARS.get() {
+            Some(bars) => bars.suspend(|| std::io::stderr().write_all(buf))?,
             None => std::io::stderr().write_all(buf)?,
         }
         Ok(buf.len())
@@ -57,18 +66,36 @@ pub fn eprint_line(line: &str) {
     let _ = LogWriter.write_all(format!("{line}\n").as_bytes());
 }
 
-/// The process's one progress bar (log lines are written above it).
+/// The style of a bar counting units of work.
+fn count_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg} ETA {eta}",
+    )
+    .expect("valid template")
+}
+
+/// The command's own progress bar (log lines are written above it).
 fn shared_bar() -> &'static ProgressBar {
     BAR.get_or_init(|| {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} {prefix} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg} ETA {eta}",
-            )
-            .expect("valid template"),
-        );
+        let bar = bars().insert(0, ProgressBar::new(0));
+        bar.set_style(count_style());
         bar
     })
+}
+
+/// A bar of its own, below the command's, counting `total` units labelled `prefix`:
+/// one solve on demand. Removed by [`remove_bar`].
+pub fn extra_bar(total: u64, prefix: &str) -> ProgressBar {
+    let bar = bars().add(ProgressBar::new(total));
+    bar.set_style(count_style());
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+/// Takes a bar of [`extra_bar`] away.
+pub fn remove_bar(bar: &ProgressBar) {
+    bar.finish_and_clear();
+    bars().remove(bar);
 }
 
 /// The progress bar set to count `total` units of work, labelled `prefix`.

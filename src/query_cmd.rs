@@ -3,10 +3,8 @@
 use gops_common::cards::InputError;
 use gops_common::human::strategy_line;
 use gops_common::state::GameState;
-use gops_db::query::{
-    StateText, parse_upcard, revealed_game, state_value, strategy_json, value_json,
-};
-use gops_db::store::Store;
+use gops_db::book::Book;
+use gops_db::read::{StateText, parse_upcard, strategy_json, value_json};
 
 use crate::args::{StateArgs, StrategyArgs};
 use crate::failure::Failure;
@@ -18,7 +16,7 @@ use crate::failure::Failure;
 fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
-) -> Result<(Store, GameState, T), Failure> {
+) -> Result<(Book, GameState, T), Failure> {
     let (store, (state, checked)) = crate::db_open::open_checked(&args.db, &args.on_demand, |n| {
         let state = parse_state(args, n)?;
         let checked = check(&state)?;
@@ -39,7 +37,7 @@ fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {
 
 pub fn value(args: StateArgs) -> Result<(), Failure> {
     let (store, state, ()) = open_state(&args, |_| Ok(()))?;
-    let value = state_value(&store, &state)?;
+    let value = store.value(&state)?;
     if args.json {
         crate::out!("{}", value_json(store.objective(), &state, value));
     } else {
@@ -58,7 +56,7 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
 
 pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
     let (store, state, upcard) = open_state(&args.state, |state| parse_upcard(state, args.upcard))?;
-    let game = revealed_game(&store, &state, upcard)?;
+    let game = store.revealed(&state, upcard)?;
     if args.state.json {
         crate::out!(
             "{}",

@@ -34,10 +34,10 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let address = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(format!("cannot read the listening address: {e}")))?;
-    let store = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let (n, objective) = (store.n(), store.objective());
+    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let (n, objective) = (book.n(), book.objective());
     let cache_bytes = usize::try_from(args.cache_mb << 20).unwrap_or(usize::MAX);
-    let explorer = Arc::new(Explorer::new(store, cache_bytes));
+    let explorer = Arc::new(Explorer::new(book, cache_bytes));
     let access = Access::tokens(tokens);
     let rt = runtime()?;
     rt.block_on(async {

@@ -9,7 +9,8 @@ use gops_common::cards::validate_n;
 use gops_coordinator::cluster::CoreError;
 use gops_coordinator::in_process::{LocalError, LocalRun, SolveOutcome, StopSignal, solve_direct};
 use gops_coordinator::observer::RunObserver;
-use gops_db::opening::Opening;
+use gops_db::book::{Book, ReadOptions};
+use gops_db::read::opening::Opening;
 use gops_local::{DashboardSite, solve_local};
 use tracing::warn;
 
@@ -75,12 +76,13 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             args.db.display()
         ))),
         SolveOutcome::Complete(summary) => {
+            let book = Book::of(store, &ReadOptions::default());
             // what a player wants first: the value and the first moves
             if !args.no_first_moves {
-                crate::out!("{}", Opening::of(&store)?);
+                crate::out!("{}", Opening::of(&book)?);
                 crate::out!();
             }
-            crate::out!("{}", summary.text(&store, threads));
+            crate::out!("{}", summary.text(book.store(), threads));
             Ok(())
         }
     }

@@ -1,10 +1,10 @@
-//! `gops status`: the layers of a run, from its db (`--db`, `gops_db::db_status::DbStatus`)
+//! `gops status`: the layers of a run, from its db (`--db`, `gops_db::status::db::DbStatus`)
 //! or from its running coordinator (`--coordinator`, which adds the open layer, the
 //! workers and the rate: `gops_coordinator::status::ClusterStatus`). Both are typed
 //! values, printed as their tables or as JSON made by serde.
 
 use gops_coordinator::status::ClusterStatus;
-use gops_db::db_status::DbStatus;
+use gops_db::status::db::DbStatus;
 use gops_proto::v1::StatusRequest;
 use gops_worker::backoff::tls_refusal;
 use gops_worker::connect_with_ca;
@@ -18,7 +18,7 @@ pub fn status(args: StatusArgs) -> Result<(), Failure> {
     let Some(db) = &args.db else {
         return remote_status(&args);
     };
-    let reader = crate::db_open::open_reader(db, &crate::args::OnDemandArgs::default())?;
+    let reader = crate::db_open::open_store(db)?;
     let status = DbStatus::read(reader)?;
     if args.json {
         crate::out!("{}", crate::output::json_line(&status));

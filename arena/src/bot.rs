@@ -4,14 +4,27 @@
 
 use gops_common::cards::CardSet;
 use gops_common::state::GameState;
-use gops_db::oracle::Oracle;
+use gops_db::book::Book;
+use gops_db::read::{CachedReader, QueryError};
 
 use crate::protocol::{BotFault, Reply, Request, Seat};
+
+/// Why a bot gave no reply.
+#[derive(Debug, thiserror::Error)]
+pub enum NoReply {
+    /// The bot's own fault: it forfeits the game.
+    #[error(transparent)]
+    Fault(#[from] BotFault),
+    /// The db that a built-in bot reads could not answer: the run stops with the db's
+    /// error, as when the equilibrium's own seat cannot be read.
+    #[error(transparent)]
+    Db(#[from] QueryError),
+}
 
 /// A player of the arena's games.
 pub trait Bot: Send {
     /// The answer to one decision.
-    fn decide(&mut self, request: &Request) -> Result<Reply, BotFault>;
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply>;
 
     /// After a fault: make the bot ready for the next game (a process is started again).
     fn reset(&mut self) {}
@@ -66,24 +79,29 @@ fn nearest(hand: &[u8], target: u8) -> u8 {
         .expect("a bot is asked only with cards in hand")
 }
 
-/// A built-in bot. The equilibrium's read the db through their own oracle.
-pub struct BuiltinBot<'s> {
+/// A built-in bot. The equilibrium's read the db through their own reader; the rules
+/// read nothing.
+pub struct BuiltinBot<'b> {
     rule: Builtin,
-    oracle: Option<Oracle<'s>>,
+    reader: Option<CachedReader<'b>>,
 }
 
-impl<'s> BuiltinBot<'s> {
-    /// `rule`, with `oracle` for the equilibrium's (the rules need none).
-    pub fn new(rule: Builtin, oracle: Oracle<'s>) -> BuiltinBot<'s> {
-        let needs_db = matches!(rule, Builtin::Equilibrium | Builtin::EquilibriumPure);
+impl<'b> BuiltinBot<'b> {
+    /// `rule`; the equilibrium's read `book` through a reader of their own, caching at
+    /// most about `cache_bytes` (the rules make none).
+    pub fn new(rule: Builtin, book: &'b Book, cache_bytes: usize) -> BuiltinBot<'b> {
+        let reads_db = matches!(rule, Builtin::Equilibrium | Builtin::EquilibriumPure);
         BuiltinBot {
             rule,
-            oracle: needs_db.then_some(oracle),
+            reader: reads_db.then(|| CachedReader::cached(book, cache_bytes)),
         }
     }
 
-    fn equilibrium(&mut self, request: &Request) -> Result<Vec<f64>, BotFault> {
-        let oracle = self.oracle.as_mut().expect("made with an oracle");
+    fn equilibrium(&mut self, request: &Request) -> Result<Vec<f64>, NoReply> {
+        let reader = self
+            .reader
+            .as_mut()
+            .expect("an equilibrium's bot has a reader");
         let (own, other) = (
             CardSet::from_cards(&request.hand),
             CardSet::from_cards(&request.opponent_hand),
@@ -99,9 +117,7 @@ impl<'s> BuiltinBot<'s> {
             prizes: CardSet::from_cards(&request.prizes),
             diff,
         };
-        let game = oracle
-            .revealed(&state, request.upcard)
-            .map_err(|e| BotFault::Transport(e.to_string()))?;
+        let game = reader.revealed(&state, request.upcard)?;
         Ok(match request.seat {
             Seat::A => game.strategy_a,
             Seat::B => game.strategy_b,
@@ -110,7 +126,7 @@ impl<'s> BuiltinBot<'s> {
 }
 
 impl Bot for BuiltinBot<'_> {
-    fn decide(&mut self, request: &Request) -> Result<Reply, BotFault> {
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply> {
         let hand = &request.hand;
         let pure = |bid: u8| Ok(Reply::Bid { bid });
         match self.rule {

@@ -6,13 +6,11 @@
 use gops_common::objective::Objective;
 use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
-use gops_db::oracle::Oracle;
-use gops_db::query::{QueryError, RevealedGame};
-use gops_db::shared::SharedOracle;
+use gops_db::read::{QueryError, Reader, RevealedGame, Slices};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::bot::Bot;
+use crate::bot::{Bot, NoReply};
 use crate::loss::decision_loss;
 use crate::protocol::{BotFault, Reply, Request, Round, Seat};
 
@@ -79,39 +77,6 @@ pub fn result_of(objective: Objective, seat: Seat, diff: i32) -> f64 {
     }
 }
 
-/// Where the equilibrium's games come from: a reader of the db (one thread's
-/// [`Oracle`], or a [`SharedOracle`] that any thread may ask).
-pub trait Referee {
-    fn n(&self) -> u8;
-    fn objective(&self) -> Objective;
-    /// The game of `state` once `upcard` is turned up: value, strategies, matrix.
-    fn revealed(&mut self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError>;
-}
-
-impl Referee for Oracle<'_> {
-    fn n(&self) -> u8 {
-        Oracle::n(self)
-    }
-    fn objective(&self) -> Objective {
-        Oracle::objective(self)
-    }
-    fn revealed(&mut self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
-        Oracle::revealed(self, state, upcard)
-    }
-}
-
-impl Referee for &SharedOracle {
-    fn n(&self) -> u8 {
-        SharedOracle::n(self)
-    }
-    fn objective(&self) -> Objective {
-        SharedOracle::objective(self)
-    }
-    fn revealed(&mut self, state: &GameState, upcard: u8) -> Result<RevealedGame, QueryError> {
-        SharedOracle::revealed(self, state, upcard)
-    }
-}
-
 /// A game being played, one decision at a time: [`GameInPlay::next_request`] turns up
 /// the next prize and says what the bot is asked, [`GameInPlay::answer`] plays the
 /// bot's answer against the equilibrium (or forfeits the game on a fault). What
@@ -148,9 +113,9 @@ impl GameInPlay {
 
     /// The decision the bot is asked now: the next prize turned up (once; asking again
     /// before an answer gives the same request), or `None` once the game is over.
-    pub fn next_request(
+    pub fn next_request<S: Slices>(
         &mut self,
-        referee: &mut dyn Referee,
+        referee: &mut Reader<'_, S>,
     ) -> Result<Option<&Request>, QueryError> {
         if self.result.is_some() {
             return Ok(None);
@@ -258,9 +223,10 @@ impl GameInPlay {
 }
 
 /// Plays game `game` of a run seeded `seed`: the bot in `seat`, the equilibrium of
-/// `referee`'s db in the other. A db that cannot answer stops it with that error.
-pub fn play_game(
-    referee: &mut dyn Referee,
+/// `referee`'s db in the other. A db that cannot answer (the referee's, or a built-in
+/// bot's) stops it with that error.
+pub fn play_game<S: Slices>(
+    referee: &mut Reader<'_, S>,
     bot: &mut dyn Bot,
     seed: u64,
     game: u64,
@@ -268,10 +234,14 @@ pub fn play_game(
 ) -> Result<GameRecord, QueryError> {
     let mut playing = GameInPlay::new(referee.n(), referee.objective(), seed, game, seat);
     while let Some(request) = playing.next_request(referee)? {
-        let answer = bot.decide(request);
-        if answer.is_err() {
-            bot.reset();
-        }
+        let answer = match bot.decide(request) {
+            Ok(reply) => Ok(reply),
+            Err(NoReply::Fault(fault)) => {
+                bot.reset();
+                Err(fault)
+            }
+            Err(NoReply::Db(error)) => return Err(error),
+        };
         playing.answer(answer);
     }
     Ok(playing.into_record().expect("the game is over"))

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::bot::Bot;
+use crate::bot::{Bot, NoReply};
 use crate::protocol::{BotFault, Reply, Request};
 
 pub struct HttpBot {
@@ -29,7 +29,14 @@ impl HttpBot {
 }
 
 impl Bot for HttpBot {
-    fn decide(&mut self, request: &Request) -> Result<Reply, BotFault> {
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply> {
+        Ok(self.post(request)?)
+    }
+}
+
+impl HttpBot {
+    /// One request posted, and its answer read.
+    fn post(&self, request: &Request) -> Result<Reply, BotFault> {
         let body = serde_json::to_string(request).expect("a request serialises");
         let fault = |e: ureq::Error| match e {
             ureq::Error::Timeout(_) => BotFault::TimedOut(self.limit),

@@ -5,7 +5,7 @@
 //! certificate gap). Summed along a game these telescope: the bot's expected result is
 //! the game's value minus the expected sum of its decisions' losses.
 
-use gops_db::query::RevealedGame;
+use gops_db::read::RevealedGame;
 
 use crate::protocol::Seat;
 

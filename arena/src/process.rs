@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-use crate::bot::Bot;
+use crate::bot::{Bot, NoReply};
 use crate::protocol::{BotFault, Reply, Request};
 
 /// The bot program and, while it runs, its process.
@@ -83,7 +83,18 @@ impl ProcessBot {
 }
 
 impl Bot for ProcessBot {
-    fn decide(&mut self, request: &Request) -> Result<Reply, BotFault> {
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply> {
+        Ok(self.ask(request)?)
+    }
+
+    fn reset(&mut self) {
+        self.stop();
+    }
+}
+
+impl ProcessBot {
+    /// One request written to the program, and its answer read within the limit.
+    fn ask(&mut self, request: &Request) -> Result<Reply, BotFault> {
         let limit = self.limit;
         let line = serde_json::to_string(request).expect("a request serialises");
         let running = self.start()?;
@@ -112,10 +123,6 @@ impl Bot for ProcessBot {
                 Err(BotFault::TimedOut(limit))
             }
         }
-    }
-
-    fn reset(&mut self) {
-        self.stop();
     }
 }
 

@@ -11,10 +11,9 @@ use std::time::Instant;
 
 use gops_common::rules::random_game_states;
 use gops_common::state::GameState;
-use gops_db::on_demand::OnDemandError;
-use gops_db::oracle::Oracle;
-use gops_db::query::QueryError;
-use gops_db::store::Store;
+use gops_db::book::Book;
+use gops_db::book::on_demand::OnDemandError;
+use gops_db::read::{CachedReader, QueryError};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -51,11 +50,11 @@ pub const PREFLIGHT_STATES: usize = 32;
 /// on-demand limits, asked of states drawn along random games at the two layers whose
 /// subtrees are the largest (the first below the book, and the games after an upcard of
 /// its lowest layer). Nothing is solved.
-pub fn preflight(store: &Store, seed: u64) -> Result<(), ArenaError> {
-    let Some(on_demand) = store.on_demand() else {
+pub fn preflight(book: &Book, seed: u64) -> Result<(), ArenaError> {
+    let Some(on_demand) = book.below() else {
         return Ok(());
     };
-    let (n, from) = (store.n(), on_demand.from_layer());
+    let (n, from) = (book.n(), on_demand.from_layer());
     let mut rng = StdRng::seed_from_u64(seed ^ 0xA4E7A);
     let mut ask = |k: u8, upcard: bool| -> Result<(), ArenaError> {
         if k == 0 || k > n {
@@ -77,20 +76,20 @@ pub fn preflight(store: &Store, seed: u64) -> Result<(), ArenaError> {
 
 /// Plays the run: `make_bot` gives each thread its bot, `on_game` hears each finished
 /// game in game order. The summary, or the first error of the db.
-pub fn run_arena<'s>(
-    store: &'s Store,
+pub fn run_arena<'b>(
+    book: &'b Book,
     options: &ArenaOptions,
-    make_bot: &(dyn Fn() -> Result<Box<dyn Bot + 's>, BotFault> + Sync),
+    make_bot: &(dyn Fn() -> Result<Box<dyn Bot + 'b>, BotFault> + Sync),
     on_game: &mut dyn FnMut(&GameRecord),
 ) -> Result<Summary, ArenaError> {
     let started = Instant::now();
-    preflight(store, options.seed)?;
+    preflight(book, options.seed)?;
     let threads = options.threads.max(1).min(options.games.max(1) as usize);
     let cache = (options.cache_bytes / threads).max(1 << 20);
-    let game_value = Oracle::new(store, cache)
-        .value(&GameState::initial(store.n()))
+    let game_value = book
+        .value(&GameState::initial(book.n()))
         .map_err(|error| ArenaError::Db { game: 0, error })?;
-    let mut tally = Tally::new(store.n(), store.objective(), options.seed, game_value);
+    let mut tally = Tally::new(book.n(), book.objective(), options.seed, game_value);
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (send, finished) = channel::<(u64, Result<GameRecord, ArenaError>)>();
@@ -107,7 +106,7 @@ pub fn run_arena<'s>(
                         return;
                     }
                 };
-                let mut oracle = Oracle::new(store, cache);
+                let mut oracle = CachedReader::cached(book, cache);
                 while !stop.load(Ordering::Relaxed) {
                     let game = next.fetch_add(1, Ordering::Relaxed);
                     if game >= options.games {

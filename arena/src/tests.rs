@@ -10,8 +10,8 @@ use std::path::Path;
 use gops_common::objective::Objective;
 use gops_common::rules::play_round;
 use gops_common::state::GameState;
-use gops_db::oracle::Oracle;
-use gops_db::store::Store;
+use gops_db::book::{Book, ReadOptions};
+use gops_db::read::CachedReader;
 
 use crate::bot::{Bot, Builtin, BuiltinBot};
 use crate::loss::decision_loss;
@@ -21,17 +21,17 @@ use crate::run::{ArenaOptions, run_arena};
 
 const Z99: f64 = 2.575_829_303_548_901;
 
-fn solved(dir: &Path, n: u8, objective: Objective) -> Store {
+fn solved(dir: &Path, n: u8, objective: Objective) -> Book {
     let path = dir.join(format!("{n}-{objective}"));
     drop(gops_db::test_db::solved_store(&path, n, objective, n));
-    Store::open_existing(&path).unwrap()
+    Book::open(&path, &ReadOptions::default()).unwrap()
 }
 
 /// The exact expected result still to come (for `points`, the score difference from
 /// here on; for `win`, the final outcome) and the exact expected sum of the decisions'
 /// losses, of the bot in `seat` from `state` on, against the equilibrium.
 fn traverse(
-    oracle: &mut Oracle,
+    oracle: &mut CachedReader,
     bot: &mut dyn Bot,
     seat: Seat,
     state: &GameState,
@@ -108,13 +108,13 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
         (5, Objective::Win),
     ] {
         let store = solved(dir.path(), n, objective);
-        let mut oracle = Oracle::new(&store, 1 << 24);
+        let mut oracle = CachedReader::cached(&store, 1 << 24);
         let start = GameState::initial(n);
         let value = oracle.value(&start).unwrap();
         for agent in AGENTS {
             let mut exact_result = 0.0;
             for seat in [Seat::A, Seat::B] {
-                let mut bot = BuiltinBot::new(agent, Oracle::new(&store, 1 << 20));
+                let mut bot = BuiltinBot::new(agent, &store, 1 << 20);
                 let (result, loss) = traverse(&mut oracle, &mut bot, seat, &start, &mut Vec::new());
                 assert!(
                     (result - (seat.own(value) - loss)).abs() <= 1e-12,
@@ -138,9 +138,7 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
                 threads: 2,
                 cache_bytes: 1 << 24,
             };
-            let make = || {
-                Ok(Box::new(BuiltinBot::new(agent, Oracle::new(&store, 1 << 20))) as Box<dyn Bot>)
-            };
+            let make = || Ok(Box::new(BuiltinBot::new(agent, &store, 1 << 20)) as Box<dyn Bot>);
             let summary = run_arena(&store, &options, &make, &mut |_| {}).unwrap();
             assert_eq!(summary.games, 20_000);
             assert_eq!(summary.games_as_a, 10_000);
@@ -178,12 +176,8 @@ fn the_equilibrium_as_a_bot_loses_nothing_in_any_decision() {
             threads: 2,
             cache_bytes: 1 << 24,
         };
-        let make = || {
-            Ok(Box::new(BuiltinBot::new(
-                Builtin::Equilibrium,
-                Oracle::new(&store, 1 << 20),
-            )) as Box<dyn Bot>)
-        };
+        let make =
+            || Ok(Box::new(BuiltinBot::new(Builtin::Equilibrium, &store, 1 << 20)) as Box<dyn Bot>);
         let mut worst = 0.0f64;
         let mut decisions = 0;
         let summary = run_arena(&store, &options, &make, &mut |game| {
@@ -211,12 +205,8 @@ fn a_run_is_the_same_for_any_number_of_threads() {
             threads,
             cache_bytes: 1 << 24,
         };
-        let make = || {
-            Ok(Box::new(BuiltinBot::new(
-                Builtin::Uniform,
-                Oracle::new(&store, 1 << 20),
-            )) as Box<dyn Bot>)
-        };
+        let make =
+            || Ok(Box::new(BuiltinBot::new(Builtin::Uniform, &store, 1 << 20)) as Box<dyn Bot>);
         let mut games = Vec::new();
         let mut summary =
             run_arena(&store, &options, &make, &mut |g| games.push(g.clone())).unwrap();
@@ -232,4 +222,44 @@ fn a_run_is_the_same_for_any_number_of_threads() {
             .enumerate()
             .all(|(i, g)| g.game == i as u64)
     );
+}
+
+#[test]
+fn a_db_error_in_a_built_in_bot_stops_the_run_as_the_db_s_error() {
+    use gops_db::book::on_demand::{OnDemandError, OnDemandLimits};
+    use gops_db::read::QueryError;
+
+    use crate::run::ArenaError;
+    let dir = tempfile::tempdir().unwrap();
+    let full = solved(dir.path(), 6, Objective::Win);
+    // the bot reads a book of the top layer that may solve nothing on demand
+    let out = dir.path().join("book");
+    gops_db::book::write_book(full.store(), 6, &out).unwrap();
+    let limits = OnDemandLimits {
+        max_games: 1,
+        ..OnDemandLimits::default()
+    };
+    let starved = Book::open(
+        &out,
+        &ReadOptions {
+            limits,
+            ..ReadOptions::default()
+        },
+    )
+    .unwrap();
+    let options = ArenaOptions {
+        games: 4,
+        seed: 3,
+        threads: 1,
+        cache_bytes: 1 << 24,
+    };
+    let make =
+        || Ok(Box::new(BuiltinBot::new(Builtin::Equilibrium, &starved, 1 << 20)) as Box<dyn Bot>);
+    match run_arena(&full, &options, &make, &mut |_| {}) {
+        Err(ArenaError::Db {
+            game: 0,
+            error: QueryError::OnDemand(OnDemandError::OverLimit { .. }),
+        }) => {}
+        other => panic!("not the db's error: {other:?}"),
+    }
 }

@@ -18,10 +18,10 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use gops_bench::args::number;
-use gops_db::oracle::Oracle;
-use gops_db::point_reads::{POINT_READ_MIN_BYTES, SliceReads};
+use gops_db::book::{Book, ReadOptions};
 use gops_db::policy::{Policy, simulate};
-use gops_db::store::Store;
+use gops_db::read::slices::POINT_READ_MIN_BYTES;
+use gops_db::read::{Reader, SliceReads};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -91,8 +91,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let store = match Store::open_existing(&args.db) {
-        Ok(store) => store,
+    let store = match Book::open(&args.db, &ReadOptions::default()) {
+        Ok(book) => book,
         Err(e) => {
             eprintln!("read_side: {e}");
             return ExitCode::from(2);
@@ -127,7 +127,7 @@ fn main() -> ExitCode {
         let (rchar, disk) = reads_so_far();
         let start = Instant::now();
         let reads = SliceReads::reading_in_part_above(CACHE_BYTES, min_bytes);
-        let mut oracle = Oracle::reading(&store, reads);
+        let mut oracle = Reader::new(&store, reads);
         let mut rng = StdRng::seed_from_u64(args.seed);
         let report = simulate(
             &mut oracle,

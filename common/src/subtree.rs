@@ -265,11 +265,9 @@ impl SubtreePlan {
         let (mut max_gap, mut games) = (0.0f64, 0u64);
         for j in 1..=k {
             let (layout, below) = (shape.layout(j).clone(), shape.layout(j - 1).clone());
-            let mut engine =
-                LayerEngine::between(shape.objective, layout, below).with_start(self.start);
-            if shape.objective == Objective::Win {
-                engine.subtree = Some((shape.root.prizes, shape.root.diff));
-            }
+            let root = (shape.root.prizes, shape.root.diff);
+            let engine = LayerEngine::within_subtree(shape.objective, layout, below, root)
+                .with_start(self.start);
             let previous = &slices[usize::from(j) - 1];
             let dependency = |prizes: CardSet| &previous[&prize_rank(prizes)];
             let solved = self.prize_sets[usize::from(j)]

@@ -17,7 +17,7 @@ use gops_common::kernel::{GAP_TOLERANCE, GameSolver};
 use gops_common::objective::Objective;
 use gops_common::prizes::prize_rank;
 use gops_common::slice::{Slice, SliceBytes};
-use gops_db::progress::LayerProgress;
+use gops_db::store::progress::LayerProgress;
 use gops_proto::ids::LeaseId;
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -11,7 +11,7 @@ use gops_common::engine::LayerEngine;
 use gops_common::objective::Objective;
 use gops_common::plan::{LayerSize, plan_shards_sized};
 use gops_common::slice::Claim;
-use gops_db::progress::LayerProgress;
+use gops_db::store::progress::LayerProgress;
 use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
 use tracing::error;

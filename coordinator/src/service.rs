@@ -431,7 +431,7 @@ const STATUS_FILE_EVERY: Duration = Duration::from_secs(2);
 
 /// Writes the run's status into the db directory's status file every
 /// [`STATUS_FILE_EVERY`], so that `gops status --db` in another terminal can show it
-/// while this process holds the db ([`gops_db::status_file`]), and once more when
+/// while this process holds the db ([`gops_db::status::file`]), and once more when
 /// `stop` fires (or its sender is gone), so that the file ends with the run's last
 /// state rather than one up to a period old. One write at a time: the last one cannot
 /// be overtaken by an earlier one. A write that fails is logged at debug and tried
@@ -447,8 +447,8 @@ async fn keep_status_file(core: Arc<Coordinator>, mut stop: tokio::sync::oneshot
         let c = Arc::clone(&core);
         let written = tokio::task::spawn_blocking(move || {
             let status = gops_db::status::run_status(c.store()).map_err(|e| e.to_string())?;
-            let snapshot = gops_db::status_file::StatusSnapshot::now(status);
-            gops_db::status_file::write(c.store().path(), &snapshot).map_err(|e| e.to_string())
+            let snapshot = gops_db::status::file::StatusSnapshot::now(status);
+            gops_db::status::file::write(c.store().path(), &snapshot).map_err(|e| e.to_string())
         })
         .await;
         if let Ok(Err(why)) = written {

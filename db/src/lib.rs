@@ -1,56 +1,40 @@
 //! The strategy database of a GOPS game: the one sled store of a run, the sealed files
-//! of its complete layers, and everything that reads a solved game. The coordinator writes through [`store`] and keeps a layer's
-//! bookkeeping in [`progress`]; the command line's read-only commands use the rest.
+//! of its complete layers, and everything that reads a solved game. The coordinator
+//! writes through [`store`]; the command line's read-only commands, the explorer, the
+//! arena and Python read through [`book`] and [`read`].
 //!
 //! Layout:
-//! - [`store`]: the sled store behind one typed handle (manifest, slices, layers).
-//! - [`slice_files`]: the append-only data files that hold the slices' bytes.
-//! - [`sealed`] (a part of the store, `store::sealed`): a complete layer's immutable
-//!   index and record files, read without sled.
-//! - [`progress`]: one record of a layer's progress (digests, largest gap, completion).
-//! - [`status`]: the run's status as a db records it.
-//! - [`status_file`]: that status in a file beside the db, for a reader while it is in use;
-//!   [`db_status`]: a db's status whoever holds it, as `gops status --db` shows it.
-//! - [`disk`]: a db's estimated final size, its size now, and the free space for it;
-//!   [`disk_check`]: the check before a solve that the rest fits.
-//! - [`query`]: a state's value and the strategies of a revealed game.
-//! - [`point_reads`]: the read side's slices, large ones read only where a lookup needs.
-//! - [`book`]: a book: the top layers of a complete db, copied, the rest solved on demand.
-//! - [`on_demand`]: a book's states below its layers, their subtrees solved and kept.
-//! - [`oracle`]: a solved game answering for concrete states, cached (play, simulate).
-//! - [`opening`]: the value of a game and A's first bids, as `gops solve` shows them.
-//! - [`shared`]: the same answers for many threads at once (the explorer's server).
-//! - [`export`]: the strategy database as rows, a batch of prize sets at a time.
-//! - [`export_arrow`]: those rows as Arrow record batches (Parquet, Python).
-//! - [`export_files`]: those rows written to a file: CSV, JSON lines, Parquet, SQLite.
+//! - [`store`]: the sled store behind one typed handle (manifest, slices, layers), the
+//!   data files of the slices' bytes (`store::files`), the sealed files of complete
+//!   layers ([`sealed`]), and a layer's progress as the writer keeps it
+//!   (`store::progress`: digests, largest gap, completion).
+//! - [`book`]: a db opened to be read ([`book::Book`]), the solver of a book's layers
+//!   below the ones it keeps (`book::on_demand`), and `gops book`'s writing
+//!   (`book::write`).
+//! - [`read`]: the one reader of a solved game ([`read::Reader`]): a state's value and
+//!   the game after an upcard, through the slices a caller's way reaches; states from
+//!   text and answers as JSON; the opening of a game.
+//! - [`status`]: the run's status as a db records it, in a file beside the db while it is
+//!   in use (`status::file`), and as `gops status --db` shows it (`status::db`).
+//! - [`disk`]: a db's estimated final size, its size now, the free space for it, and the
+//!   check before a solve that the rest fits (`disk::check`).
+//! - [`export`]: the strategy database as rows, and (feature `export-files`, on by
+//!   default) as Arrow batches (`export::arrow`) and files: CSV, JSON lines, Parquet,
+//!   SQLite (`export::files`).
 //! - [`policy`]: bidding policies, simulated play and exact exploitability.
-//! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit (a
-//!   book's lowest layer from states solved on demand, in its child `book`).
-//! - [`verify_batch`]: verify's batches of prize sets, their slices below within a limit.
+//! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit,
+//!   in batches that fit the memory (`verify::batch`; a book's lowest layer from states
+//!   solved on demand).
 
 pub mod book;
-pub mod db_status;
 pub mod disk;
-pub mod disk_check;
 pub mod export;
-#[cfg(feature = "export-files")]
-pub mod export_arrow;
-#[cfg(feature = "export-files")]
-pub mod export_files;
-pub mod on_demand;
-pub mod opening;
-pub mod oracle;
-pub mod point_reads;
 pub mod policy;
-pub mod progress;
-pub mod query;
-pub mod shared;
-pub mod slice_files;
+pub mod read;
 pub mod status;
-pub mod status_file;
 pub mod store;
 #[doc(hidden)]
 pub mod test_db;
-pub use store::sealed;
 pub mod verify;
-pub mod verify_batch;
+
+pub use store::sealed;

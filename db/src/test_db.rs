@@ -9,7 +9,7 @@ use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_common::solution::InMemorySolution;
 
-use crate::query::RevealedGame;
+use crate::read::RevealedGame;
 use crate::store::{LayerRecord, Store};
 
 /// The db at `path` with layers 1 to `complete` of the `n`-card game stored and complete,

@@ -3,7 +3,7 @@
 //! and whole numbers. Every refusal is a [`BadRequest`] of one line.
 
 use gops_common::state::GameState;
-use gops_db::query::StateText;
+use gops_db::read::StateText;
 use percent_encoding::percent_decode_str;
 
 /// Why a request was refused: one line, shown to the caller as the body of a 400.

@@ -2,7 +2,7 @@
 //! (`GET /api/solving`): what [`OnDemand::under_way`] lists, and how many subtrees the
 //! book has solved since the server started.
 
-use gops_db::on_demand::{OnDemand, SolveUnderWay};
+use gops_db::book::on_demand::{OnDemand, SolveUnderWay};
 use serde_json::{Value, json};
 
 /// `{"solving": [{"cards_left", "prizes", "done", "total", "seconds"}, ...], "solves"}`:

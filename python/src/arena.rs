@@ -6,12 +6,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use gops_arena::bot::Bot;
-use gops_arena::game::{GameInPlay, Referee};
+use gops_arena::bot::{Bot, NoReply};
+use gops_arena::game::GameInPlay;
 use gops_arena::protocol::{BotFault, Reply, Request, Seat};
 use gops_arena::report::decision_json;
 use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
-use gops_db::shared::SharedOracle;
+use gops_db::read::SharedReader;
 use pyo3::prelude::*;
 
 use gops_common::sync::lock;
@@ -30,7 +30,14 @@ struct PythonBot {
 }
 
 impl Bot for PythonBot {
-    fn decide(&mut self, request: &Request) -> Result<Reply, BotFault> {
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply> {
+        Ok(self.ask(request)?)
+    }
+}
+
+impl PythonBot {
+    /// The agent called on one request's JSON; its answer parsed.
+    fn ask(&mut self, request: &Request) -> Result<Reply, BotFault> {
         let line = serde_json::to_string(request).expect("a request serialises");
         Python::attach(|py| match self.decide.call1(py, (line,)) {
             Ok(answer) => match answer.extract::<String>(py) {
@@ -82,7 +89,7 @@ pub fn arena_run(
     let mut progress_error = None;
     let mut done = 0u64;
     let summary = py.detach(|| {
-        run_arena(shared.store(), &options, &make_bot, &mut |game| {
+        run_arena(shared.book(), &options, &make_bot, &mut |game| {
             records.extend(game.decisions.iter().map(|d| decision_json(d).to_string()));
             done += 1;
             if let Some(callback) = &progress
@@ -115,7 +122,7 @@ pub fn arena_run(
 /// One game against the equilibrium, a decision at a time (what `gops.env` steps).
 #[pyclass(module = "gops")]
 pub struct ArenaGame {
-    oracle: Arc<SharedOracle>,
+    oracle: Arc<SharedReader>,
     playing: GameInPlay,
 }
 
@@ -135,7 +142,8 @@ impl ArenaGame {
             }
         };
         let oracle = db.oracle()?;
-        let playing = GameInPlay::new(oracle.n(), oracle.objective(), seed, game, seat);
+        let book = oracle.book();
+        let playing = GameInPlay::new(book.n(), book.objective(), seed, game, seat);
         Ok(ArenaGame { oracle, playing })
     }
 
@@ -144,9 +152,8 @@ impl ArenaGame {
     fn request(&mut self, py: Python<'_>) -> PyResult<Option<String>> {
         let (oracle, playing) = (&self.oracle, &mut self.playing);
         let asked = py.detach(|| {
-            let mut referee: &SharedOracle = oracle;
             playing
-                .next_request(&mut referee as &mut dyn Referee)
+                .next_request(&mut oracle.reader())
                 .map(|r| r.map(|r| serde_json::to_string(r).expect("a request serialises")))
         });
         asked.map_err(query_error)

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arrow::pyarrow::{IntoPyArrow, Table};
+use gops_db::book::on_demand::{LimitNames, OnDemandLimits};
+use gops_db::book::{Book, ReadOptions};
+use gops_db::export::arrow::BatchCollector;
+use gops_db::export::files::{FileFormat, export_file};
 use gops_db::export::{ExportOptions, export};
-use gops_db::export_arrow::BatchCollector;
-use gops_db::export_files::{FileFormat, export_file};
-use gops_db::shared::SharedOracle;
-use gops_db::store::{LayerRecord, Store};
+use gops_db::read::SharedReader;
+use gops_db::store::LayerRecord;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
@@ -36,16 +38,16 @@ pub struct Db {
     path: PathBuf,
     n: u8,
     objective: &'static str,
-    oracle: Mutex<Option<Arc<SharedOracle>>>,
+    oracle: Mutex<Option<Arc<SharedReader>>>,
 }
 
 impl Db {
-    pub fn from_store(store: Store) -> Db {
+    pub fn from_book(book: Book) -> Db {
         Db {
-            path: store.path().to_path_buf(),
-            n: store.n(),
-            objective: store.objective().name(),
-            oracle: Mutex::new(Some(Arc::new(SharedOracle::new(store, CACHE_BYTES)))),
+            path: book.store().path().to_path_buf(),
+            n: book.n(),
+            objective: book.objective().name(),
+            oracle: Mutex::new(Some(Arc::new(SharedReader::new(book, CACHE_BYTES)))),
         }
     }
 
@@ -64,7 +66,7 @@ impl Db {
     }
 
     /// The open oracle, or the error of a closed db.
-    pub fn oracle(&self) -> PyResult<Arc<SharedOracle>> {
+    pub fn oracle(&self) -> PyResult<Arc<SharedReader>> {
         lock(&self.oracle)
             .clone()
             .ok_or_else(|| DbError::new_err(format!("db {} is closed", self.path.display())))
@@ -179,12 +181,12 @@ impl Db {
     #[getter]
     fn layers(&self) -> PyResult<Vec<Layer>> {
         let oracle = self.oracle()?;
-        if let Some(book) = oracle.store().book() {
+        if let Some(book) = oracle.book().store().book() {
             return Ok(book.layers.iter().cloned().map(Layer::from).collect());
         }
         let mut layers = Vec::new();
         for k in 1..=self.n {
-            match oracle.store().layer(k).map_err(store_error)? {
+            match oracle.book().store().layer(k).map_err(store_error)? {
                 Some(record) => layers.push(Layer::from(record)),
                 None => break,
             }
@@ -212,7 +214,8 @@ impl Db {
     ) -> PyResult<f64> {
         let state = game_state(self.n, a, b, prizes, diff)?;
         let oracle = self.oracle()?;
-        py.detach(|| oracle.value(&state)).map_err(query_error)
+        py.detach(|| oracle.reader().value(&state))
+            .map_err(query_error)
     }
 
     /// The game of the state once `upcard` (one of the prizes) is turned up: both
@@ -228,13 +231,13 @@ impl Db {
         diff: i64,
     ) -> PyResult<Strategy> {
         let state = game_state(self.n, a, b, prizes, diff)?;
-        let upcard = gops_db::query::parse_upcard(&state, upcard).map_err(value_error)?;
+        let upcard = gops_db::read::parse_upcard(&state, upcard).map_err(value_error)?;
         let oracle = self.oracle()?;
         state
-            .check_reachable(oracle.objective())
+            .check_reachable(oracle.book().objective())
             .map_err(value_error)?;
         let game = py
-            .detach(|| oracle.revealed(&state, upcard))
+            .detach(|| oracle.reader().revealed(&state, upcard))
             .map_err(query_error)?;
         Ok(Strategy {
             upcard,
@@ -268,7 +271,7 @@ impl Db {
             all_diffs,
         };
         let (schema, batches) = py.detach(|| {
-            let store = oracle.store();
+            let store = oracle.book().store();
             let mut sink = BatchCollector::new(store.n(), store.objective());
             export(store, &options, &mut sink, &mut |_| true).map_err(export_error)?;
             sink.finish().map_err(GopsError::new_err)
@@ -316,8 +319,10 @@ impl Db {
         };
         let oracle = self.oracle()?;
         let summary = py.detach(|| {
-            export_file(oracle.store(), &options, format, &path, &mut |_| true)
-                .map_err(file_export_error)
+            export_file(oracle.book().store(), &options, format, &path, &mut |_| {
+                true
+            })
+            .map_err(file_export_error)
         })?;
         Ok(summary.rows)
     }
@@ -348,11 +353,50 @@ impl Db {
     }
 }
 
-/// Opens the db at `path` for reading (it must exist).
+/// How `gops.open` names the limits of solving on demand, in a refusal's advice.
+const OPEN_LIMITS: LimitNames = LimitNames {
+    games: "max_on_demand_games (of gops.open)",
+    memory: "memory_mb (of gops.open)",
+};
+
+/// Opens the db at `path` for reading (it must exist). A book solves the states below
+/// its layers on demand: subtrees estimated at up to `max_on_demand_games` matrix games
+/// (default 2e9), kept within `memory_mb` MiB (default 4096); a larger one is refused
+/// before any work.
 #[pyfunction]
-pub fn open(py: Python<'_>, path: PathBuf) -> PyResult<Db> {
-    let store = py
-        .detach(|| Store::open_existing(&path))
+#[pyo3(signature = (path, max_on_demand_games = None, memory_mb = None))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    max_on_demand_games: Option<u64>,
+    memory_mb: Option<u64>,
+) -> PyResult<Db> {
+    let defaults = OnDemandLimits::default();
+    let limits = OnDemandLimits {
+        max_games: at_least_one("max_on_demand_games", max_on_demand_games)?
+            .unwrap_or(defaults.max_games),
+        memory_bytes: match at_least_one("memory_mb", memory_mb)? {
+            Some(mb) => mb.checked_mul(1 << 20).ok_or_else(|| {
+                value_error(format!("memory_mb {mb} is more than any machine has"))
+            })?,
+            None => defaults.memory_bytes,
+        },
+        names: OPEN_LIMITS,
+    };
+    let options = ReadOptions {
+        limits,
+        ..ReadOptions::default()
+    };
+    let book = py
+        .detach(|| Book::open(&path, &options))
         .map_err(store_error)?;
-    Ok(Db::from_store(store))
+    Ok(Db::from_book(book))
+}
+
+/// `value`, refused when it is 0.
+fn at_least_one(name: &str, value: Option<u64>) -> PyResult<Option<u64>> {
+    match value {
+        Some(0) => Err(value_error(format!("{name} must be at least 1"))),
+        other => Ok(other),
+    }
 }

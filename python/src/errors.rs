@@ -5,8 +5,8 @@
 
 use gops_coordinator::in_process::LocalError;
 use gops_db::export::ExportError;
-use gops_db::export_files::FileExportError;
-use gops_db::query::QueryError;
+use gops_db::export::files::FileExportError;
+use gops_db::read::QueryError;
 use gops_db::store::StoreError;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::{PyErr, create_exception};

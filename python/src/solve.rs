@@ -199,12 +199,13 @@ pub fn solve(
             SolveOutcome::Complete(_) => {
                 report(true)?;
                 if store.keep_from_layer().is_none() {
-                    return Ok(Db::from_store(store));
+                    let book = gops_db::book::Book::of(store, &Default::default());
+                    return Ok(Db::from_book(book));
                 }
                 // a rolling solve's db is a book now: read as one, layers below solved on
                 // demand
                 drop(store);
-                crate::db::open(py, db)
+                crate::db::open(py, db, None, None)
             }
             SolveOutcome::Interrupted {
                 layer,

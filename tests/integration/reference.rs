@@ -3,8 +3,8 @@
 
 use gops_common::cards::CardSet;
 use gops_common::state::GameState;
-use gops_db::query::state_value;
-use gops_db::store::Store;
+use gops_db::book::{Book, ReadOptions};
+
 use serde_json::Value;
 
 use crate::support::{fixture, gops_ok, solve, state_query, temp_db};
@@ -25,7 +25,7 @@ fn value_json(db: &std::path::Path, f: &Value) -> Value {
 
 /// Checks every fixture line's value against the db's, within 1e-9.
 fn check_fixture_values(db: &std::path::Path, n: u8, lines: &[Value]) {
-    let store = Store::open_existing(db).unwrap();
+    let book = Book::open(db, &ReadOptions::default()).unwrap();
     for f in lines {
         let state = GameState::new(
             n,
@@ -35,7 +35,7 @@ fn check_fixture_values(db: &std::path::Path, n: u8, lines: &[Value]) {
             f["d"].as_i64().unwrap(),
         )
         .unwrap();
-        let got = state_value(&store, &state).unwrap();
+        let got = book.value(&state).unwrap();
         let want = f["value"].as_f64().unwrap();
         assert!((got - want).abs() <= 1e-9, "{f}: got {got}");
     }

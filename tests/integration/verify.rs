@@ -3,8 +3,9 @@
 
 use gops_common::plan::LayerSize;
 use gops_common::slice::SliceBytes;
-use gops_db::progress::LayerProgress;
+use gops_db::book::{Book, ReadOptions};
 use gops_db::store::Store;
+use gops_db::store::progress::LayerProgress;
 use gops_db::verify::{VerifyOptions, verify};
 use serde_json::Value;
 
@@ -222,7 +223,7 @@ fn the_memory_budget_does_not_change_what_is_checked() {
     for (n, objective) in [(6, "points"), (5, "win")] {
         let (_dir, db) = temp_db();
         solve(&db, n, &["--objective", objective]);
-        let store = Store::open_existing(&db).unwrap();
+        let book = Book::open(&db, &ReadOptions::default()).unwrap();
         let report = |cache_bytes| {
             let options = VerifyOptions {
                 fraction: 0.5,
@@ -231,7 +232,7 @@ fn the_memory_budget_does_not_change_what_is_checked() {
                 cache_bytes,
                 on_demand_states: 0,
             };
-            verify(&store, &options, &|_| {}).unwrap()
+            verify(&book, &options, &|_| {}).unwrap()
         };
         let (tight, roomy) = (report(0), report(usize::MAX));
         assert!(tight.is_clean() && roomy.is_clean(), "{objective}");

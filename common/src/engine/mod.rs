@@ -99,7 +99,7 @@ pub struct LayerEngine {
     /// `win`, solving on demand: the root `(prizes, d)` of the subtree this layer is
     /// part of, whose score differences ([`Reach::within_subtree`]) are the only ones
     /// solved; `None` in a whole game's solve.
-    pub subtree: Option<(CardSet, i32)>,
+    subtree: Option<(CardSet, i32)>,
 }
 
 /// Canonical patterns per parallel work item.
@@ -131,6 +131,21 @@ impl LayerEngine {
             children,
             every_diff: false,
             subtree: None,
+        }
+    }
+
+    /// The engine for one layer of a subtree solved on demand ([`LayerEngine::between`]
+    /// its restricted layers), whose root is the state of prizes and score difference
+    /// `root`: under `win` it solves only the score differences the root can reach.
+    pub fn within_subtree(
+        objective: Objective,
+        layout: LayerLayout,
+        below: LayerLayout,
+        root: (CardSet, i32),
+    ) -> LayerEngine {
+        LayerEngine {
+            subtree: Some(root),
+            ..LayerEngine::between(objective, layout, below)
         }
     }
 

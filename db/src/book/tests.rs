@@ -11,18 +11,34 @@ use gops_common::subtree::{SubtreeEstimate, SubtreeRoot};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use super::on_demand::{Fault, LimitNames, OnDemandError, OnDemandLimits};
 use super::*;
-use crate::on_demand::OnDemandError;
-use crate::oracle::Oracle;
-use crate::query::{QueryError, revealed_game, state_value};
-use crate::shared::SharedOracle;
+use crate::read::{CachedReader, QueryError, SharedReader};
+use crate::sealed::record_file_name;
 use crate::test_db::revealed_bits as bits;
 
 /// A complete, sealed db of the `n`-card game in `dir`, opened to read.
-fn full_db(dir: &Path, n: u8, objective: Objective) -> Store {
+fn full_db(dir: &Path, n: u8, objective: Objective) -> Book {
     let path = dir.join("full");
     drop(crate::test_db::solved_store(&path, n, objective, n));
-    Store::open_existing(&path).unwrap()
+    Book::open(&path, &ReadOptions::default()).unwrap()
+}
+
+/// The book at `path` opened with `options`.
+fn opened(path: &Path, options: ReadOptions) -> Book {
+    Book::open(path, &options).unwrap()
+}
+
+/// Options that let a book solve at most `max_games` on demand within `memory_bytes`.
+fn limited(max_games: u64, memory_bytes: u64) -> ReadOptions {
+    ReadOptions {
+        limits: OnDemandLimits {
+            max_games,
+            memory_bytes,
+            ..OnDemandLimits::default()
+        },
+        ..ReadOptions::default()
+    }
 }
 
 /// States along random games with fewer than `below` cards left, each with an upcard.
@@ -31,29 +47,25 @@ fn states_below(n: u8, below: u8, count: usize, seed: u64) -> Vec<(GameState, u8
     random_game_states(n, count, &mut rng, |s| s.k() < below)
 }
 
-fn book_of(full: &Store, dir: &Path, from: u8) -> (PathBuf, Store) {
+fn book_of(full: &Book, dir: &Path, from: u8) -> (PathBuf, Book) {
     let out = dir.join(format!("book-{from}"));
-    let written = write_book(full, from, &out).unwrap();
+    let written = write_book(full.store(), from, &out).unwrap();
     assert_eq!(written.from_layer, from);
     assert_eq!(written.layers.len(), usize::from(full.n()));
-    let book = Store::open_existing(&out).unwrap();
+    let book = opened(&out, ReadOptions::default());
     (out, book)
 }
 
 /// The book's answers for `states` against the full db's, bit for bit, through the
-/// one-shot queries and an [`Oracle`].
-fn assert_same_answers(full: &Store, book: &Store, states: &[(GameState, u8)]) {
-    let mut oracle = Oracle::new(book, 1 << 24);
+/// one-shot queries and a cached reader.
+fn assert_same_answers(full: &Book, book: &Book, states: &[(GameState, u8)]) {
+    let mut oracle = CachedReader::cached(book, 1 << 24);
     for (state, upcard) in states {
-        let want = state_value(full, state).unwrap().to_bits();
-        assert_eq!(
-            state_value(book, state).unwrap().to_bits(),
-            want,
-            "{state:?}"
-        );
+        let want = full.value(state).unwrap().to_bits();
+        assert_eq!(book.value(state).unwrap().to_bits(), want, "{state:?}");
         assert_eq!(oracle.value(state).unwrap().to_bits(), want, "{state:?}");
-        let want = bits(&revealed_game(full, state, *upcard).unwrap());
-        assert_eq!(bits(&revealed_game(book, state, *upcard).unwrap()), want);
+        let want = bits(&full.revealed(state, *upcard).unwrap());
+        assert_eq!(bits(&book.revealed(state, *upcard).unwrap()), want);
         assert_eq!(bits(&oracle.revealed(state, *upcard).unwrap()), want);
     }
 }
@@ -64,9 +76,12 @@ fn books_of_the_9_card_win_game_answer_every_state_below_them_as_the_full_db() {
     let full = full_db(dir.path(), 9, Objective::Win);
     for from in [9, 7, 5] {
         let (_, book) = book_of(&full, dir.path(), from);
-        assert_eq!(book.book().unwrap().from_layer, from);
+        assert_eq!(book.store().book().unwrap().from_layer, from);
         for k in 1..from {
-            assert!(book.layer(k).unwrap().is_none(), "layer {k} is not stored");
+            assert!(
+                book.store().layer(k).unwrap().is_none(),
+                "layer {k} is not stored"
+            );
         }
         let states = states_below(9, from, 1_000, u64::from(from));
         let layers: std::collections::BTreeSet<u8> = states.iter().map(|(s, _)| s.k()).collect();
@@ -79,10 +94,10 @@ fn books_of_the_9_card_win_game_answer_every_state_below_them_as_the_full_db() {
         // the book's own layers read as stored
         let start = GameState::initial(9);
         assert_eq!(
-            state_value(&book, &start).unwrap().to_bits(),
-            state_value(&full, &start).unwrap().to_bits()
+            book.value(&start).unwrap().to_bits(),
+            full.value(&start).unwrap().to_bits()
         );
-        assert!(book.on_demand().unwrap().solves() > 0);
+        assert!(book.below().unwrap().solves() > 0);
     }
 }
 
@@ -102,7 +117,7 @@ fn threads_asking_for_one_subtree_at_once_share_one_solve() {
     let dir = tempfile::tempdir().unwrap();
     let full = full_db(dir.path(), 8, Objective::Win);
     let (_, book) = book_of(&full, dir.path(), 6);
-    let shared = SharedOracle::new(book, 1 << 24);
+    let shared = SharedReader::new(book, 1 << 24);
     // a state of the lowest stored layer: every thread asks for its game after one
     // upcard, which reads that game's subtree alone
     let mut rng = StdRng::seed_from_u64(3);
@@ -111,20 +126,26 @@ fn threads_asking_for_one_subtree_at_once_share_one_solve() {
         let handles: Vec<_> = (0..8)
             .map(|_| {
                 let shared = &shared;
-                scope.spawn(move || bits(&shared.revealed(&state, upcard).unwrap()))
+                scope.spawn(move || bits(&shared.reader().revealed(&state, upcard).unwrap()))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let solver = shared.store().on_demand().unwrap();
+    let solver = shared.book().below().unwrap();
     assert_eq!(solver.solves(), 1, "one solve");
-    let want = bits(&revealed_game(&full, &state, upcard).unwrap());
+    let want = bits(&full.revealed(&state, upcard).unwrap());
     assert!(answers.iter().all(|got| *got == want));
     // each other upcard: its own subtree, once
     for other in state.prizes.iter().filter(|&u| u != upcard) {
-        let want = bits(&revealed_game(&full, &state, other).unwrap());
-        assert_eq!(bits(&shared.revealed(&state, other).unwrap()), want);
-        assert_eq!(bits(&shared.revealed(&state, other).unwrap()), want);
+        let want = bits(&full.revealed(&state, other).unwrap());
+        assert_eq!(
+            bits(&shared.reader().revealed(&state, other).unwrap()),
+            want
+        );
+        assert_eq!(
+            bits(&shared.reader().revealed(&state, other).unwrap()),
+            want
+        );
     }
     assert_eq!(solver.solves(), 6, "one solve per upcard");
 }
@@ -133,33 +154,40 @@ fn threads_asking_for_one_subtree_at_once_share_one_solve() {
 fn a_subtree_over_the_limit_or_the_budget_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let full = full_db(dir.path(), 7, Objective::Win);
-    let (_, book) = book_of(&full, dir.path(), 7);
-    let on_demand = book.on_demand().unwrap();
+    let (path, book) = book_of(&full, dir.path(), 7);
     let state = play_round(&GameState::initial(7), 7, 1, 2);
-    let estimate = on_demand.estimate(&state);
-    on_demand.set_max_games(estimate.games - 1);
-    match state_value(&book, &state) {
+    let estimate = book.below().unwrap().estimate(&state);
+    let budget = on_demand::DEFAULT_BUDGET_BYTES;
+    let book = opened(&path, limited(estimate.games - 1, budget));
+    match book.value(&state) {
         Err(QueryError::OnDemand(OnDemandError::OverLimit { k: 6, games, .. })) => {
             assert_eq!(games, estimate.games)
         }
         other => panic!("{other:?}"),
     }
-    on_demand.set_max_games(estimate.games);
-    on_demand.set_budget_bytes(estimate.bytes - 1);
-    let err = state_value(&book, &state).unwrap_err();
+    let book = opened(&path, limited(estimate.games, estimate.bytes - 1));
+    let err = book.value(&state).unwrap_err();
     assert!(matches!(
         err,
         QueryError::OnDemand(OnDemandError::OverBudget { .. })
     ));
-    assert!(err.to_string().contains("--memory-mb"), "{err}");
-    assert_eq!(on_demand.solves(), 0, "nothing solved");
-    on_demand.set_budget_bytes(estimate.bytes);
-    let want = state_value(&full, &state).unwrap();
-    assert_eq!(
-        state_value(&book, &state).unwrap().to_bits(),
-        want.to_bits()
+    assert!(err.to_string().contains("raise --memory-mb"), "{err}");
+    assert_eq!(book.below().unwrap().solves(), 0, "nothing solved");
+    // the advice in the words of the front end that set the limits
+    let mut options = limited(estimate.games - 1, budget);
+    options.limits.names = LimitNames {
+        games: "max_on_demand_games",
+        memory: "memory_mb",
+    };
+    let err = opened(&path, options).value(&state).unwrap_err();
+    assert!(
+        err.to_string().contains("raise max_on_demand_games,"),
+        "{err}"
     );
-    assert!(on_demand.kept_bytes() <= estimate.bytes);
+    let book = opened(&path, limited(estimate.games, estimate.bytes));
+    let want = full.value(&state).unwrap();
+    assert_eq!(book.value(&state).unwrap().to_bits(), want.to_bits());
+    assert!(book.below().unwrap().kept_bytes() <= estimate.bytes);
 }
 
 #[test]
@@ -168,16 +196,16 @@ fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
     let full = full_db(dir.path(), 6, Objective::Points);
     let out = dir.path().join("book");
     assert!(matches!(
-        write_book(&full, 0, &out),
+        write_book(full.store(), 0, &out),
         Err(BookError::NoSuchLayer { .. })
     ));
     assert!(matches!(
-        write_book(&full, 7, &out),
+        write_book(full.store(), 7, &out),
         Err(BookError::NoSuchLayer { .. })
     ));
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("keep.txt"), b"mine").unwrap();
-    let err = write_book(&full, 4, &out).unwrap_err();
+    let err = write_book(full.store(), 4, &out).unwrap_err();
     assert!(matches!(err, BookError::OutExists(_)) && err.is_usage());
     assert_eq!(std::fs::read(out.join("keep.txt")).unwrap(), b"mine");
     // an incomplete db
@@ -200,13 +228,14 @@ fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
         .unwrap();
     assert!(matches!(err, StoreError::IsBook(_)), "{err}");
     // a book of a book keeps its layers or fewer
-    let book = Store::open_existing(&path).unwrap();
+    let book = opened(&path, ReadOptions::default());
     assert!(matches!(
-        write_book(&book, 3, &dir.path().join("b3")),
+        write_book(book.store(), 3, &dir.path().join("b3")),
         Err(BookError::BelowBook { has: 4, .. })
     ));
     let (_, smaller) = book_of(&book, dir.path(), 5);
-    assert_eq!(smaller.book().unwrap().layers, book.book().unwrap().layers);
+    let layers = |b: &Book| b.store().book().unwrap().layers.clone();
+    assert_eq!(layers(&smaller), layers(&book));
     drop(book);
     // a damaged record or a truncated data file: an error naming the layer
     let record = path.join(record_file_name(5));
@@ -219,7 +248,7 @@ fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
     let err = Store::open_existing(&path).err().unwrap();
     assert!(err.to_string().contains("layer 5"), "{err}");
     std::fs::write(&record, json).unwrap();
-    let data = path.join(full.data_file_name(6));
+    let data = path.join(full.store().data_file_name(6));
     let bytes = std::fs::read(&data).unwrap();
     std::fs::write(&data, &bytes[..bytes.len() / 2]).unwrap();
     let err = Store::open_existing(&path).err().unwrap();
@@ -228,11 +257,10 @@ fn bad_requests_and_damaged_books_are_refused_and_nothing_is_changed() {
 
 #[test]
 fn verify_of_a_book_re_solves_its_lowest_layer_on_demand_and_a_wrong_value_fails_it() {
-    use crate::on_demand::Fault;
     use crate::verify::{VerifyOptions, verify};
     let dir = tempfile::tempdir().unwrap();
     let full = full_db(dir.path(), 8, Objective::Win);
-    let (_, book) = book_of(&full, dir.path(), 6);
+    let (path, book) = book_of(&full, dir.path(), 6);
     let options = VerifyOptions {
         fraction: 0.05,
         layers: 1..=8,
@@ -253,7 +281,11 @@ fn verify_of_a_book_re_solves_its_lowest_layer_on_demand_and_a_wrong_value_fails
             .iter()
             .any(|l| l.k == 7 && l.states_checked > 0)
     );
-    book.on_demand().unwrap().set_fault(Fault::FlipRootValues);
+    let faulty = ReadOptions {
+        fault: Fault::FlipRootValues,
+        ..ReadOptions::default()
+    };
+    let book = opened(&path, faulty);
     let report = verify(&book, &options, &|_| {}).unwrap();
     assert!(!report.is_clean());
     assert_eq!(
@@ -271,12 +303,12 @@ fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() 
     for (n, objective, from) in [(9, Objective::Win, 6), (9, Objective::Points, 6)] {
         let full = full_db(&dir.path().join(format!("{objective}")), n, objective);
         let (_, book) = book_of(&full, &dir.path().join(format!("{objective}")), from);
-        let solver = book.on_demand().unwrap();
+        let solver = book.below().unwrap();
         let mut rng = StdRng::seed_from_u64(61);
         let states = random_game_states(n, 40, &mut rng, |s| s.k() == from);
         for (state, upcard) in &states {
-            let want = bits(&revealed_game(&full, state, *upcard).unwrap());
-            assert_eq!(bits(&revealed_game(&book, state, *upcard).unwrap()), want);
+            let want = bits(&full.revealed(state, *upcard).unwrap());
+            assert_eq!(bits(&book.revealed(state, *upcard).unwrap()), want);
             let subtree = solver.subtree_after(state, *upcard).unwrap();
             assert!(subtree.shape.holds_game_after(state, *upcard));
             // the rounds after it: every child of the state after that upcard is held
@@ -287,8 +319,8 @@ fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() 
             let before = solver.solves();
             for (&x, &y) in a.iter().zip(b.iter().rev()) {
                 let child = play_round(state, *upcard, x, y);
-                let want = state_value(&full, &child).unwrap().to_bits();
-                assert_eq!(state_value(&book, &child).unwrap().to_bits(), want);
+                let want = full.value(&child).unwrap().to_bits();
+                assert_eq!(book.value(&child).unwrap().to_bits(), want);
             }
             assert_eq!(
                 solver.solves(),
@@ -304,26 +336,27 @@ fn the_game_of_a_state_in_the_lowest_layer_is_solved_from_its_upcards_subtree() 
 /// wrong value (the fault hook) is seen.
 #[test]
 fn a_stored_value_is_re_solved_game_by_game_when_its_whole_subtree_is_over_the_limit() {
-    use crate::on_demand::Fault;
     let dir = tempfile::tempdir().unwrap();
     for (n, objective, from) in [(8, Objective::Win, 6), (8, Objective::Points, 6)] {
         let full = full_db(&dir.path().join(format!("{objective}")), n, objective);
-        let (_, book) = book_of(&full, &dir.path().join(format!("{objective}")), from);
-        let solver = book.on_demand().unwrap();
+        let (path, book) = book_of(&full, &dir.path().join(format!("{objective}")), from);
+        let budget = on_demand::DEFAULT_BUDGET_BYTES;
         let mut rng = StdRng::seed_from_u64(53);
         let states = random_game_states(n, 16, &mut rng, |s| s.k() == from);
         for (state, _) in &states {
-            let want = state_value(&full, state).unwrap();
+            let want = full.value(state).unwrap();
             // a limit every game's subtree is within, and the whole subtree over
+            let estimates = book.below().unwrap();
             let per_game = state
                 .prizes
                 .iter()
-                .map(|u| solver.estimate_after(state, u).games)
+                .map(|u| estimates.estimate_after(state, u).games)
                 .max()
                 .unwrap();
-            let whole = solver.estimate(state).games;
+            let whole = estimates.estimate(state).games;
             assert!(per_game < whole, "{per_game} v {whole}");
-            solver.set_max_games(per_game);
+            let game_by_game = opened(&path, limited(per_game, budget));
+            let solver = game_by_game.below().unwrap();
             let before = solver.solves();
             let (value, gap) = solver.resolve_stored(state).unwrap();
             assert_eq!(value.to_bits(), want.to_bits(), "{state:?}");
@@ -333,12 +366,16 @@ fn a_stored_value_is_re_solved_game_by_game_when_its_whole_subtree_is_over_the_l
                 u64::from(state.k()),
                 "one subtree per upcard"
             );
-            solver.set_fault(Fault::FlipRootValues);
-            let (flipped, _) = solver.resolve_stored(state).unwrap();
+            let faulty = ReadOptions {
+                fault: Fault::FlipRootValues,
+                ..limited(per_game, budget)
+            };
+            let faulty = opened(&path, faulty);
+            let (flipped, _) = faulty.below().unwrap().resolve_stored(state).unwrap();
             assert_eq!(flipped.to_bits(), want.to_bits() ^ 1);
-            solver.set_fault(Fault::None);
             // within the limit, the whole subtree gives the same bits
-            solver.set_max_games(whole);
+            let whole_at_once = opened(&path, limited(whole, budget));
+            let solver = whole_at_once.below().unwrap();
             assert_eq!(
                 solver.resolve_stored(state).unwrap().0.to_bits(),
                 want.to_bits()
@@ -353,7 +390,7 @@ struct PauseAtFirstProgress {
     go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
-impl crate::on_demand::SolveObserver for PauseAtFirstProgress {
+impl crate::book::on_demand::SolveObserver for PauseAtFirstProgress {
     fn started(&self, _: &SubtreeRoot, _: &SubtreeEstimate) {}
     fn advanced(&self, _: &SubtreeRoot, _: u64, _: u64) {
         if let Some(at) = self.at.lock().unwrap().take() {
@@ -368,19 +405,22 @@ impl crate::on_demand::SolveObserver for PauseAtFirstProgress {
 fn a_solve_under_way_is_listed_with_its_progress_until_it_ends() {
     let dir = tempfile::tempdir().unwrap();
     let full = full_db(dir.path(), 8, Objective::Points);
-    let (_, book) = book_of(&full, dir.path(), 7);
-    let shared = SharedOracle::new(book, 1 << 24);
-    let solver = shared.store().on_demand().unwrap();
+    let (path, _) = book_of(&full, dir.path(), 7);
     let (at_tx, at_rx) = std::sync::mpsc::channel();
     let (go_tx, go_rx) = std::sync::mpsc::channel();
-    solver.set_observer(std::sync::Arc::new(PauseAtFirstProgress {
-        at: std::sync::Mutex::new(Some(at_tx)),
-        go: std::sync::Mutex::new(go_rx),
-    }));
+    let observed = ReadOptions {
+        observer: Some(std::sync::Arc::new(PauseAtFirstProgress {
+            at: std::sync::Mutex::new(Some(at_tx)),
+            go: std::sync::Mutex::new(go_rx),
+        })),
+        ..ReadOptions::default()
+    };
+    let shared = SharedReader::new(opened(&path, observed), 1 << 24);
+    let solver = shared.book().below().unwrap();
     assert!(solver.under_way().is_empty());
     let (state, upcard) = states_below(8, 7, 1, 5)[0];
     std::thread::scope(|scope| {
-        let asked = scope.spawn(|| bits(&shared.revealed(&state, upcard).unwrap()));
+        let asked = scope.spawn(|| bits(&shared.reader().revealed(&state, upcard).unwrap()));
         at_rx.recv().unwrap();
         let listed = solver.under_way();
         assert_eq!(listed.len(), 1, "{listed:?}");
@@ -392,7 +432,7 @@ fn a_solve_under_way_is_listed_with_its_progress_until_it_ends() {
         assert_eq!(listed[0].root, root, "the subtree of the state asked");
         assert!(listed[0].done <= listed[0].total && listed[0].total > 0);
         go_tx.send(()).unwrap();
-        let want = bits(&revealed_game(&full, &state, upcard).unwrap());
+        let want = bits(&full.revealed(&state, upcard).unwrap());
         assert_eq!(asked.join().unwrap(), want);
     });
     assert!(solver.under_way().is_empty(), "none once it has ended");

@@ -1,10 +1,10 @@
-//! A book opened to read ([`crate::book`]): its sealed layers, checked against the
-//! records its manifest carries from the full db, and the solver of the layers below it.
+//! A book's store ([`crate::book`]): its sealed layers, checked against the records its
+//! manifest carries from the full db. The layers below it are the book's to solve
+//! ([`crate::book::Book`]), not the store's.
 
 use std::path::Path;
 
-use crate::on_demand::OnDemand;
-use crate::sealed::{SealedLayer, record_file_name};
+use crate::sealed::{SealedLayer, SealedLayers, record_file_name};
 
 use super::{BookInfo, Manifest, Store, StoreError};
 
@@ -26,7 +26,7 @@ impl Store {
         if ks != (1..=n).collect::<Vec<u8>>() {
             return Err(bad(format!("records of layers {ks:?}, not 1 to {n}")));
         }
-        let mut sealed: Vec<Option<SealedLayer>> = vec![None; usize::from(n) + 1];
+        let mut sealed = SealedLayers::none(n);
         for k in book.from_layer..=n {
             let layer =
                 SealedLayer::load(path, &manifest, k)?.ok_or_else(|| StoreError::DamagedLayer {
@@ -41,13 +41,9 @@ impl Store {
                     why: "not the record the book's manifest gives for this layer".into(),
                 });
             }
-            sealed[usize::from(k)] = Some(layer);
+            sealed.set(k, layer);
         }
-        let objective = manifest.objective;
-        let on_demand = OnDemand::new(n, objective, manifest.pivot_start(), book.from_layer);
-        let mut store = Self::reading_sealed(path, manifest, sealed);
-        store.on_demand = Some(on_demand);
-        Ok(store)
+        Ok(Self::reading_sealed(path, manifest, sealed))
     }
 
     /// The name of layer `k`'s data file within the db directory.
@@ -58,10 +54,5 @@ impl Store {
     /// What the db's manifest says of it as a book; `None` for a full db.
     pub fn book(&self) -> Option<&BookInfo> {
         self.manifest.book.as_ref()
-    }
-
-    /// A book's solver of the layers below it; `None` for a full db.
-    pub fn on_demand(&self) -> Option<&OnDemand> {
-        self.on_demand.as_ref()
     }
 }

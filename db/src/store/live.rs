@@ -270,7 +270,11 @@ impl Store {
 
     /// Copies slice `rank` of layer `k` from a format-3 db's tree into the layer's data
     /// file and indexes it there; its place. Missing is damage.
-    fn move_legacy_slice(&self, k: u8, rank: u32) -> Result<crate::slice_files::Place, StoreError> {
+    fn move_legacy_slice(
+        &self,
+        k: u8,
+        rank: u32,
+    ) -> Result<crate::store::files::Place, StoreError> {
         let live = self.live()?;
         let record = match &live.legacy {
             Some(legacy) => legacy.get(slice_key(k, rank)).map_err(io)?,

@@ -4,7 +4,7 @@
 //!
 //! Trees: `meta` holds the manifest (N, objective, format version); `slice_index` maps
 //! each stored slice, keyed by (layer, prize-set rank) big-endian so a layer is one key
-//! range, to its record's place in the layer's data file ([`crate::slice_files`]);
+//! range, to its record's place in the layer's data file ([`crate::store::files`]);
 //! `layers` holds a record per *complete* layer (checksum, certificate maximum), written
 //! only after the layer's slices are flushed. Slice bytes stay out of sled because sled
 //! keeps in memory what it reads: with them inside, a process's memory followed the
@@ -34,15 +34,16 @@ use gops_common::objective::Objective;
 use gops_common::slice::Slice;
 pub use gops_common::slice::SliceBytes;
 
-use crate::on_demand::OnDemand;
-use crate::sealed::SealedLayer;
-use crate::slice_files::{Place, SliceFiles};
+use crate::sealed::SealedLayers;
+use crate::store::files::{Place, SliceFiles};
 
 mod book;
 mod error;
+pub mod files;
 mod live;
 mod manifest;
 mod parts;
+pub mod progress;
 mod records;
 mod rolling;
 pub mod sealed;
@@ -84,14 +85,12 @@ pub struct Store {
     files: SliceFiles,
     manifest: Manifest,
     backend: Backend,
-    /// A book's solver of the layers below it ([`book`]).
-    on_demand: Option<OnDemand>,
 }
 
 enum Backend {
     Live(Live),
-    /// Sealed layers by k (index 0 unused); read only, no lock, nothing written.
-    Sealed(Vec<Option<SealedLayer>>),
+    /// Sealed layers; read only, no lock, nothing written.
+    Sealed(SealedLayers),
 }
 
 /// The sled trees of a live store.
@@ -240,8 +239,8 @@ impl Store {
             let book = book.clone();
             return Self::open_book(path, manifest, book);
         }
-        let sealed = Self::load_sealed(path, &manifest)?;
-        if sealed.iter().any(Option::is_some) {
+        let sealed = SealedLayers::load(path, &manifest)?;
+        if sealed.any() {
             return Ok(Self::reading_sealed(path, manifest, sealed));
         }
         match Self::open_live(path) {
@@ -250,25 +249,12 @@ impl Store {
         }
     }
 
-    /// The sealed layers of the db at `path`, checked, by k (index 0 unused).
-    fn load_sealed(
-        path: &Path,
-        manifest: &Manifest,
-    ) -> Result<Vec<Option<SealedLayer>>, StoreError> {
-        let mut sealed = vec![None];
-        for k in 1..=manifest.n {
-            sealed.push(SealedLayer::load(path, manifest, k)?);
-        }
-        Ok(sealed)
-    }
-
-    fn reading_sealed(path: &Path, manifest: Manifest, sealed: Vec<Option<SealedLayer>>) -> Store {
+    fn reading_sealed(path: &Path, manifest: Manifest, sealed: SealedLayers) -> Store {
         Store {
             path: path.to_path_buf(),
             files: SliceFiles::reading(path, "slices"),
             manifest,
             backend: Backend::Sealed(sealed),
-            on_demand: None,
         }
     }
 
@@ -364,7 +350,6 @@ impl Store {
                 unconfirmed_files: SliceFiles::new(path, "unconfirmed"),
                 db,
             }),
-            on_demand: None,
         })
     }
 
@@ -377,9 +362,9 @@ impl Store {
     }
 
     /// Layer `k` if this handle reads it sealed.
-    fn sealed_layer(&self, k: u8) -> Option<&SealedLayer> {
+    fn sealed_layer(&self, k: u8) -> Option<&crate::sealed::SealedLayer> {
         match &self.backend {
-            Backend::Sealed(layers) => layers.get(usize::from(k)).and_then(Option::as_ref),
+            Backend::Sealed(layers) => layers.get(k),
             Backend::Live(_) => None,
         }
     }

@@ -1,5 +1,5 @@
 //! Parts of a stored slice's record, for the read side's point reads
-//! ([`crate::point_reads`]): where the record lies, and byte ranges of it, each checked
+//! ([`crate::read::slices`]): where the record lies, and byte ranges of it, each checked
 //! to lie within the record. The whole-record digest is checked only by whole reads.
 
 use std::ops::Range;
@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::error::io;
 use super::records::{indexed_place, read_place};
 use super::{Backend, Store, StoreError, slice_key};
-use crate::slice_files::Place;
+use crate::store::files::Place;
 
 impl Store {
     /// Where the record of slice `rank` of layer `k` lies in its layer's data file;

@@ -6,7 +6,7 @@ use std::path::Path;
 use gops_common::slice::{Slice, SliceBytes};
 
 use super::{SliceRecord, Store, StoreError, file_io, io};
-use crate::slice_files::{Place, SliceFiles};
+use crate::store::files::{Place, SliceFiles};
 
 /// The record that index `entry` points to in `files`: an entry that cannot be read, or
 /// bytes that are not there, are damage to that slice.

@@ -25,11 +25,50 @@ use gops_common::sealed_index::{IndexEntry, IndexHeader, SealedIndex};
 use serde::{Deserialize, Serialize};
 
 use super::{LayerRecord, Manifest, StoreError};
-use crate::slice_files::Place;
+use crate::store::files::Place;
 
 /// The record file of layer `k`.
 pub fn record_file_name(k: u8) -> String {
     format!("layer-{k:02}.json")
+}
+
+/// The sealed layers of one db, by k from 1 to N: each sealed, or not (yet).
+pub struct SealedLayers {
+    /// Layer k at k - 1.
+    layers: Vec<Option<SealedLayer>>,
+}
+
+impl SealedLayers {
+    /// No layer of the `n`-card game sealed.
+    pub fn none(n: u8) -> SealedLayers {
+        SealedLayers {
+            layers: vec![None; usize::from(n)],
+        }
+    }
+
+    /// The sealed layers of the db at `path`, each checked as [`SealedLayer::load`] does.
+    pub fn load(path: &Path, manifest: &Manifest) -> Result<SealedLayers, StoreError> {
+        let layers = (1..=manifest.n)
+            .map(|k| SealedLayer::load(path, manifest, k))
+            .collect::<Result<_, _>>()?;
+        Ok(SealedLayers { layers })
+    }
+
+    /// Layer `k`, if sealed.
+    pub fn get(&self, k: u8) -> Option<&SealedLayer> {
+        let at = usize::from(k.checked_sub(1)?);
+        self.layers.get(at)?.as_ref()
+    }
+
+    /// Records layer `k` (1 to N) as sealed.
+    pub fn set(&mut self, k: u8, layer: SealedLayer) {
+        self.layers[usize::from(k) - 1] = Some(layer);
+    }
+
+    /// Whether any layer is sealed.
+    pub fn any(&self) -> bool {
+        self.layers.iter().any(Option::is_some)
+    }
 }
 
 /// Where one sealed slice lies and what its record's digest is.

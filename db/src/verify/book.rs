@@ -1,5 +1,5 @@
 //! `gops verify` of a book's lowest layer: the layer below it is not stored, so a sample
-//! of its states is re-solved from children solved on demand ([`crate::on_demand`]) and
+//! of its states is re-solved from children solved on demand ([`crate::book::on_demand`]) and
 //! compared bit for bit with the stored values, which came from the full solve. Each
 //! state re-solved costs a subtree as large as the book's lowest layer (solved whole, or
 //! game by game when the whole is over the limits: [`OnDemand::resolve_stored`]), so the
@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::{LayerVerified, MAX_REPORTED, Mismatch, VerifyError, VerifyOptions};
-use crate::on_demand::OnDemand;
+use crate::book::on_demand::OnDemand;
 use crate::store::{LayerRecord, Store};
 
 /// Verifies layer `k` of the book `store` (its lowest): the slices' digests against the

@@ -91,8 +91,12 @@ fn the_finished_db_is_a_book_and_keeps_its_k() {
     let info = book.book().expect("a book");
     assert_eq!(info.from_layer, 5);
     assert_eq!(info.layers, records);
-    assert!(book.on_demand().is_some());
     assert!(book.is_sealed_reader());
+    let book = crate::book::Book::of(book, &crate::book::ReadOptions::default());
+    assert!(
+        book.below().is_some(),
+        "read as a book, with its solver below"
+    );
     // and its solve's db still: opened to solve, it is complete and stays a book
     drop(book);
     let store = Store::open_or_create(&path, 6, Objective::Win).unwrap();

@@ -1,14 +1,14 @@
 //! A db's status as `gops status --db` reports it, whoever holds the db, read without
 //! disturbing a writer: complete layers from the db (sealed, read without a lock), the
 //! open layers of a stopped run from sled, and those of a running writer as it last
-//! wrote them ([`crate::status_file`]); and that status as people read it.
+//! wrote them ([`crate::status::file`]); and that status as people read it.
 
 use std::fmt;
 
 use serde::Serialize;
 
+use crate::status::file as status_file;
 use crate::status::{RunStatus, run_status};
-use crate::status_file;
 use crate::store::{Store, StoreError};
 
 /// A db's status as `gops status --db` reports it, whoever holds the db: complete layers

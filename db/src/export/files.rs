@@ -16,8 +16,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
 
+use crate::export::arrow::{export_schema, record_batch};
 use crate::export::{ExportError, ExportOptions, ExportRow, ExportSummary, RowSink, export};
-use crate::export_arrow::{export_schema, record_batch};
 use crate::store::Store;
 
 /// The file formats of an export.

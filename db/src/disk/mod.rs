@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 
+pub mod check;
+
 /// Bytes on disk per value of a dense `points` layout (see the module's text).
 pub const BYTES_PER_DENSE_VALUE: f64 = 8.25;
 

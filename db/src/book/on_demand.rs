@@ -1,5 +1,5 @@
-//! Solving on demand: how a book (a db that keeps only its game's top layers,
-//! [`crate::book`]) answers for a state below its lowest layer. The state's subtree is
+//! Solving on demand: how a book that keeps only its game's top layers ([`crate::book`])
+//! answers for a state below its lowest layer. The state's subtree is
 //! solved from the last round up ([`gops_common::subtree`]) with the db's engine and
 //! arithmetic, so every value and strategy is the full db's, bit for bit.
 //!
@@ -11,10 +11,14 @@
 //!   solved holds waits for that solve rather than starting its own, so queries for the
 //!   same subtree at the same time share one solve;
 //! * a subtree estimated over the limit of games, or over the budget of bytes, is refused
-//!   before any work, with the estimate and what to do instead;
+//!   before any work, with the estimate, the limit, and what to do instead in the words
+//!   of the front end that set the limits ([`LimitNames`]);
 //! * an observer hears each solve start, advance and end (the command line's progress
-//!   bar and log lines), and [`OnDemand::under_way`] lists the solves running (the
+//!   bars and log lines), and [`OnDemand::under_way`] lists the solves running (the
 //!   explorer's progress view).
+//!
+//! Its limits and observer are given when the book is opened ([`crate::book::ReadOptions`])
+//! and never change after.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,6 +37,8 @@ use gops_common::subtree::{
 };
 use gops_common::sync::lock;
 
+use crate::book::ReadOptions;
+
 /// The default largest subtree solved on demand, in matrix games (estimated, at most):
 /// every state of the shipped books (the 13-card win book keeps layers 11-13, and its
 /// largest subtree below them, of a state with 10 cards left, is estimated below this).
@@ -41,19 +47,70 @@ pub const DEFAULT_MAX_GAMES: u64 = 2_000_000_000;
 /// The default memory for solved subtrees: 4 GiB.
 pub const DEFAULT_BUDGET_BYTES: u64 = 4 << 30;
 
-/// Why a state could not be answered on demand.
+/// How a front end names the two limits of solving on demand, for the advice of a
+/// refusal: what its user can raise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitNames {
+    /// The limit of matrix games ([`OnDemandLimits::max_games`]).
+    pub games: &'static str,
+    /// The memory budget ([`OnDemandLimits::memory_bytes`]).
+    pub memory: &'static str,
+}
+
+impl LimitNames {
+    /// The command line's flags (`gops value`, `serve`, `arena`, `verify`, ...).
+    pub const FLAGS: LimitNames = LimitNames {
+        games: "--max-on-demand-games",
+        memory: "--memory-mb",
+    };
+}
+
+/// What a book may solve on demand, and what its user calls those limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnDemandLimits {
+    /// The largest subtree solved, in estimated matrix games.
+    pub max_games: u64,
+    /// The memory kept for solved subtrees (and the largest one solved).
+    pub memory_bytes: u64,
+    pub names: LimitNames,
+}
+
+impl Default for OnDemandLimits {
+    fn default() -> OnDemandLimits {
+        OnDemandLimits {
+            max_games: DEFAULT_MAX_GAMES,
+            memory_bytes: DEFAULT_BUDGET_BYTES,
+            names: LimitNames::FLAGS,
+        }
+    }
+}
+
+/// Why a state could not be answered on demand. A refusal carries the estimate and the
+/// limit, and words its advice with the names the front end gave its limits.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum OnDemandError {
     #[error(
-        "the subtree of this state ({k} cards left) is estimated at up to {games} matrix games, over the limit of {limit}: ask a state with fewer cards left, raise --max-on-demand-games, use a book that keeps more layers (`gops book --from-layer {k}` of a full db), or solve the whole game (`gops solve`)"
+        "the subtree of this state ({k} cards left) is estimated at up to {games} matrix games, over the limit of {limit}: ask a state with fewer cards left, raise {}, use a book that keeps more layers (`gops book --from-layer {k}` of a full db), or solve the whole game (`gops solve`)",
+        .names.games
     )]
-    OverLimit { k: u8, games: u64, limit: u64 },
+    OverLimit {
+        k: u8,
+        games: u64,
+        limit: u64,
+        names: LimitNames,
+    },
     #[error(
-        "the subtree of this state ({k} cards left) may need up to {} MB of memory, over the budget of {} MB: raise --memory-mb, use a book that keeps more layers, or solve the whole game",
+        "the subtree of this state ({k} cards left) may need up to {} MB of memory, over the budget of {} MB: raise {}, use a book that keeps more layers, or solve the whole game",
         .bytes >> 20,
-        .budget >> 20
+        .budget >> 20,
+        .names.memory
     )]
-    OverBudget { k: u8, bytes: u64, budget: u64 },
+    OverBudget {
+        k: u8,
+        bytes: u64,
+        budget: u64,
+        names: LimitNames,
+    },
     #[error("solving on demand failed: {0}")]
     Engine(#[from] EngineError),
 }
@@ -116,32 +173,37 @@ pub struct OnDemand {
     start: PivotStart,
     /// The book's lowest layer: states of fewer cards are solved on demand.
     from_layer: u8,
-    layouts: Layouts,
-    max_games: AtomicU64,
-    budget_bytes: AtomicU64,
+    layouts: Arc<Layouts>,
+    limits: OnDemandLimits,
     kept: Mutex<Kept>,
     /// Signalled whenever a solve ends.
     ended: Condvar,
     solves: AtomicU64,
-    observer: Mutex<Option<Arc<dyn SolveObserver>>>,
-    fault: Mutex<Fault>,
+    observer: Option<Arc<dyn SolveObserver>>,
+    fault: Fault,
 }
 
 impl OnDemand {
-    /// The solver of a book of the `n`-card game keeping layers `from_layer..=n`.
-    pub fn new(n: u8, objective: Objective, start: PivotStart, from_layer: u8) -> OnDemand {
+    /// The solver of a book of the game `layouts` lays out, keeping layers
+    /// `from_layer..=n`, with the limits, observer and fault of `options`.
+    pub fn new(
+        objective: Objective,
+        start: PivotStart,
+        from_layer: u8,
+        layouts: Arc<Layouts>,
+        options: &ReadOptions,
+    ) -> OnDemand {
         OnDemand {
             objective,
             start,
             from_layer,
-            layouts: Layouts::new(n),
-            max_games: AtomicU64::new(DEFAULT_MAX_GAMES),
-            budget_bytes: AtomicU64::new(DEFAULT_BUDGET_BYTES),
+            layouts,
+            limits: options.limits,
             kept: Mutex::new(Kept::default()),
             ended: Condvar::new(),
             solves: AtomicU64::new(0),
-            observer: Mutex::new(None),
-            fault: Mutex::new(Fault::None),
+            observer: options.observer.clone(),
+            fault: options.fault,
         }
     }
 
@@ -154,31 +216,9 @@ impl OnDemand {
         self.start
     }
 
-    /// Sets the largest subtree solved, in estimated matrix games.
-    pub fn set_max_games(&self, games: u64) {
-        self.max_games.store(games, Ordering::Relaxed);
-    }
-
-    pub fn max_games(&self) -> u64 {
-        self.max_games.load(Ordering::Relaxed)
-    }
-
-    /// Sets the memory kept for solved subtrees (and the largest one solved).
-    pub fn set_budget_bytes(&self, bytes: u64) {
-        self.budget_bytes.store(bytes, Ordering::Relaxed);
-    }
-
-    pub fn budget_bytes(&self) -> u64 {
-        self.budget_bytes.load(Ordering::Relaxed)
-    }
-
-    pub fn set_observer(&self, observer: Arc<dyn SolveObserver>) {
-        *lock(&self.observer) = Some(observer);
-    }
-
-    #[doc(hidden)]
-    pub fn set_fault(&self, fault: Fault) {
-        *lock(&self.fault) = fault;
+    /// What it may solve.
+    pub fn limits(&self) -> OnDemandLimits {
+        self.limits
     }
 
     /// Subtrees solved since this solver was made.
@@ -249,8 +289,7 @@ impl OnDemand {
     pub fn value(&self, state: &GameState) -> Result<f64, OnDemandError> {
         let subtree = self.subtree(state)?;
         let value = subtree.value(state).expect("the subtree holds its state");
-        let flip = *lock(&self.fault) == Fault::FlipRootValues
-            && subtree.shape.root == self.root_of(state);
+        let flip = self.fault == Fault::FlipRootValues && subtree.shape.root == self.root_of(state);
         Ok(if flip {
             f64::from_bits(value.to_bits() ^ 1)
         } else {
@@ -325,15 +364,13 @@ impl OnDemand {
         // every subtree of the state's games lays out the layers the state reaches, as its
         // whole subtree does
         let shape = &whole.shape;
-        let mut engine = LayerEngine::between(
+        let engine = LayerEngine::within_subtree(
             self.objective,
             shape.layout(k).clone(),
             shape.layout(k - 1).clone(),
+            (shape.root.prizes, shape.root.diff),
         )
         .with_start(self.start);
-        if self.objective == Objective::Win {
-            engine.subtree = Some((shape.root.prizes, shape.root.diff));
-        }
         let dependency = |prizes: CardSet| -> &Slice {
             &below
                 .iter()
@@ -343,7 +380,7 @@ impl OnDemand {
         };
         let solved = engine.solve_slice(prize_rank(state.prizes), &dependency)?;
         let value = state.value_in(self.objective, shape.layout(k), &solved.slice);
-        let value = if *lock(&self.fault) == Fault::FlipRootValues {
+        let value = if self.fault == Fault::FlipRootValues {
             f64::from_bits(value.to_bits() ^ 1)
         } else {
             value
@@ -403,19 +440,21 @@ impl OnDemand {
     }
 
     fn check_limits(&self, plan: &SubtreePlan) -> Result<(), OnDemandError> {
-        let (k, estimate) = (plan.shape.root.k(), plan.estimate);
-        if estimate.games > self.max_games() {
+        let (k, estimate, limits) = (plan.shape.root.k(), plan.estimate, self.limits);
+        if estimate.games > limits.max_games {
             return Err(OnDemandError::OverLimit {
                 k,
                 games: estimate.games,
-                limit: self.max_games(),
+                limit: limits.max_games,
+                names: limits.names,
             });
         }
-        if estimate.bytes > self.budget_bytes() {
+        if estimate.bytes > limits.memory_bytes {
             return Err(OnDemandError::OverBudget {
                 k,
                 bytes: estimate.bytes,
-                budget: self.budget_bytes(),
+                budget: limits.memory_bytes,
+                names: limits.names,
             });
         }
         Ok(())
@@ -423,7 +462,7 @@ impl OnDemand {
 
     /// Solves `plan`, telling the observer and `progress`.
     fn solve(&self, plan: &SubtreePlan, progress: &Progress) -> Result<SolvedSubtree, EngineError> {
-        let observer = lock(&self.observer).clone();
+        let observer = self.observer.as_ref();
         let root = plan.shape.root;
         if let Some(o) = &observer {
             o.started(&root, &plan.estimate);
@@ -448,7 +487,7 @@ impl OnDemand {
 
     /// Keeps `subtree`, the least recently used ones dropped to make room.
     fn keep(&self, kept: &mut Kept, subtree: Arc<SolvedSubtree>) {
-        let budget = self.budget_bytes();
+        let budget = self.limits.memory_bytes;
         let bytes = subtree.bytes as u64;
         while !kept.solved.is_empty() && kept.bytes + bytes > budget {
             let old = kept.solved.remove(0);

@@ -1,9 +1,7 @@
-//! Books: the top layers of a complete db, for users who lack the whole db's disk. A book
-//! of layers K..N is a db directory holding those layers' sealed files, copied as they
-//! are (data file, index, record), and a manifest that says K and carries every layer's
-//! record from the full db. It reads like a sealed db (any number of readers, read-only
-//! media, nothing written); the states below layer K are solved on demand
-//! ([`crate::on_demand`]), bit for bit what the full db holds.
+//! `gops book`: the top layers of a complete db written as a book, for users who lack
+//! the whole db's disk: layers K..N's sealed files copied as they are (data file, index,
+//! record) and a manifest that says K and carries every layer's record from the full db.
+//! The rest is solved on demand when read ([`crate::book::on_demand`]).
 
 use std::path::{Path, PathBuf};
 
@@ -168,6 +166,3 @@ fn copy_layers(
         .map(|m| m.len())
         .sum())
 }
-
-#[cfg(test)]
-mod tests;

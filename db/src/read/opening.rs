@@ -7,8 +7,8 @@ use gops_common::cards::CardSet;
 use gops_common::human::strategy_line;
 use gops_common::state::GameState;
 
-use crate::query::{QueryError, revealed_game, state_value};
-use crate::store::Store;
+use super::QueryError;
+use crate::book::Book;
 
 /// The value of a game and A's first bids.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,16 +22,16 @@ pub struct Opening {
 }
 
 impl Opening {
-    /// The opening of the game `store` holds.
-    pub fn of(store: &Store) -> Result<Opening, QueryError> {
-        let start = GameState::initial(store.n());
+    /// The opening of the game `book` holds.
+    pub fn of(book: &Book) -> Result<Opening, QueryError> {
+        let start = GameState::initial(book.n());
         let first_bids = start
             .prizes
             .iter()
-            .map(|upcard| Ok((upcard, revealed_game(store, &start, upcard)?.strategy_a)))
+            .map(|upcard| Ok((upcard, book.revealed(&start, upcard)?.strategy_a)))
             .collect::<Result<_, QueryError>>()?;
         Ok(Opening {
-            value: state_value(store, &start)?,
+            value: book.value(&start)?,
             hand: start.a,
             first_bids,
         })

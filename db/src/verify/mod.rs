@@ -22,9 +22,11 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::book::Book;
 use crate::store::{Store, StoreError};
-use crate::verify_batch::{Batch, Ready};
+use crate::verify::batch::{Batch, Ready};
 
+pub mod batch;
 mod book;
 mod text;
 
@@ -113,16 +115,17 @@ pub enum VerifyError {
     #[error("re-solving a stored state failed: {0}")]
     Engine(#[from] EngineError),
     #[error(transparent)]
-    OnDemand(crate::on_demand::OnDemandError),
+    OnDemand(crate::book::on_demand::OnDemandError),
 }
 
-/// Verifies the layers of `options` in `store`; `progress` is told each slice done.
+/// Verifies the layers of `options` in `book`; `progress` is told each slice done.
 pub fn verify(
-    store: &Store,
+    book: &Book,
     options: &VerifyOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<VerifyReport, VerifyError> {
     let started = Instant::now();
+    let store = book.store();
     let (n, objective) = (store.n(), store.objective());
     let mut report = VerifyReport {
         n,
@@ -141,7 +144,7 @@ pub fn verify(
     };
     let mut below_cache = SliceCache::new(options.cache_bytes);
     for k in options.layers.clone() {
-        let on_demand = store.on_demand().filter(|o| k <= o.from_layer());
+        let on_demand = book.below().filter(|o| k <= o.from_layer());
         if on_demand.is_some_and(|o| k < o.from_layer()) {
             report.on_demand_layers.push(k);
             continue;

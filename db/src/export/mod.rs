@@ -20,8 +20,13 @@ use gops_common::prizes::{prize_rank, prize_set_count, prize_unrank};
 use gops_common::slice::Slice;
 use rayon::prelude::*;
 
-use crate::query::{QueryError, complete_slice};
+use crate::read::{QueryError, complete_slice};
 use crate::store::{Store, StoreError};
+
+#[cfg(feature = "export-files")]
+pub mod arrow;
+#[cfg(feature = "export-files")]
+pub mod files;
 
 /// One exported row. `upcard` is `None` on the row of a state before the reveal; that
 /// row has no strategies and no gap.
@@ -129,10 +134,10 @@ pub fn export(
         return Err(ExportError::BadLayers { first, last, n });
     }
     for k in options.layers.clone() {
-        crate::query::check_stored(store, k)?;
+        crate::read::check_stored(store, k)?;
         // a book's rows read the layer below each one exported, for their strategies
         if k > 1 && store.book().is_some() {
-            crate::query::check_stored(store, k - 1)?;
+            crate::read::check_stored(store, k - 1)?;
         }
     }
     let mut summary = ExportSummary::default();

@@ -17,8 +17,8 @@ mod report;
 
 pub use report::{PolicyExploitation, Simulation};
 
-use crate::oracle::Oracle;
-use crate::query::QueryError;
+use crate::read::CachedReader;
+use crate::read::QueryError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -60,7 +60,7 @@ pub enum Side {
 pub fn bid_distribution(
     policy: Policy,
     side: Side,
-    oracle: &mut Oracle,
+    oracle: &mut CachedReader,
     state: &GameState,
     upcard: u8,
 ) -> Result<Vec<f64>, QueryError> {
@@ -148,7 +148,7 @@ pub struct SimulationReport {
 
 /// Plays `games` games of `policy_a` against `policy_b`.
 pub fn simulate(
-    oracle: &mut Oracle,
+    oracle: &mut CachedReader,
     policy_a: Policy,
     policy_b: Policy,
     games: u64,
@@ -247,17 +247,17 @@ pub fn exploit_state_count(n: u8, objective: Objective, reads_diff: bool) -> u64
 
 /// A's bids in a state once an upcard is turned up: the probability of each of A's
 /// cards, ascending.
-pub type Bidder<'b, E> = dyn FnMut(&mut Oracle, &GameState, u8) -> Result<Vec<f64>, E> + 'b;
+pub type Bidder<'b, E> = dyn FnMut(&mut CachedReader, &GameState, u8) -> Result<Vec<f64>, E> + 'b;
 
 /// The exact value of `policy` (played by A) against a best-responding B, by backward
 /// induction over the concrete states the game can reach.
 /// `progress` hears the number of states evaluated now and then.
 pub fn exploit(
-    oracle: &mut Oracle,
+    oracle: &mut CachedReader,
     policy: Policy,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Exploitation, QueryError> {
-    let mut bids = |oracle: &mut Oracle, state: &GameState, upcard: u8| {
+    let mut bids = |oracle: &mut CachedReader, state: &GameState, upcard: u8| {
         bid_distribution(policy, Side::A, oracle, state, upcard)
     };
     exploit_bidder(oracle, &mut bids, false, progress)
@@ -268,7 +268,7 @@ pub fn exploit(
 /// it sees 0 and must not depend on it. `progress` hears the number of states evaluated
 /// now and then.
 pub fn exploit_bidder<E: From<QueryError>>(
-    oracle: &mut Oracle,
+    oracle: &mut CachedReader,
     bidder: &mut Bidder<'_, E>,
     reads_diff: bool,
     progress: &mut dyn FnMut(u64),
@@ -305,7 +305,7 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
     /// A's value of `state` when A follows the policy and B best-responds. For `points`
     /// it is the score still to come (the score so far is left out); for `win` it
     /// includes the score so far through `d`.
-    fn value(&mut self, oracle: &mut Oracle, state: &GameState) -> Result<f64, E> {
+    fn value(&mut self, oracle: &mut CachedReader, state: &GameState) -> Result<f64, E> {
         let d = if self.keyed_on_diff { state.diff } else { 0 };
         let remaining = state.prizes.sum() as i32;
         if state.prizes.is_empty() || (self.objective == Objective::Win && d.abs() > remaining) {

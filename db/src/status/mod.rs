@@ -1,8 +1,10 @@
 //! The status of a run as its db records it: per layer, slices done, states, and once
 //! complete its checksum and largest certificate gap (DESIGN §6 `status --json`); and
 //! the status as the table people read (`table`). A db that a running writer holds:
-//! [`crate::db_status`].
+//! [`crate::status::db`].
 
+pub mod db;
+pub mod file;
 mod table;
 
 use gops_common::plan::LayerSize;

@@ -1,5 +1,7 @@
-//! The read side's slices (`play`, `simulate`, the explorer, the Python package): a
-//! lookup reads from the store only what it needs. A slice whose record is at most
+//! How a reader reaches slices ([`super::Slices`]): whole and kept by nobody
+//! ([`WholeReads`]), through one thread's caches ([`SliceReads`]), or through caches
+//! that threads share ([`SharedReads`]). Through the caches, a lookup reads from the
+//! store only what it needs. A slice whose record is at most
 //! [`POINT_READ_MIN_BYTES`] is read whole, checked against its digest, decoded and kept
 //! in a cache of slices, as before; a larger one is read in part: its window table once
 //! (kept in a cache of tables), then, for each lookup, the values of the patterns it
@@ -11,14 +13,17 @@
 //! checked by whole reads and by `gops verify`.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use gops_common::cache::{LayerCache, SliceCache, Weigh};
 use gops_common::slice::{Slice, SliceBytes};
 use gops_common::slice_table::{SliceShape, SliceTable};
 
-use crate::query::{QueryError, complete_slice};
-use crate::slice_files::Place;
+use gops_common::sync::lock;
+
+use super::{QueryError, Slices, complete_slice};
+use crate::book::Book;
+use crate::store::files::Place;
 use crate::store::{Store, StoreError};
 
 /// Records larger than this are read in part. Below it a whole read costs about what a
@@ -123,7 +128,7 @@ impl SliceSource {
         min_bytes: u64,
     ) -> Result<SliceSource, QueryError> {
         if k > 0 {
-            crate::query::check_stored(store, k)?;
+            super::check_stored(store, k)?;
             let place = store.record_place(k, rank)?;
             if let Some(place) = place.filter(|p| u64::from(p.len) > min_bytes) {
                 let table = PartTable::load(store, k, rank, place)?;
@@ -142,12 +147,27 @@ impl SliceSource {
         store: &Store,
         k: u8,
         rank: u32,
-        patterns: impl FnOnce() -> Vec<usize>,
+        patterns: &dyn Fn() -> Vec<usize>,
     ) -> Result<Arc<Slice>, QueryError> {
         match self {
             SliceSource::Whole(slice) => Ok(Arc::clone(slice)),
             SliceSource::Parts(part) => Ok(Arc::new(part.read(store, k, rank, &patterns())?)),
         }
+    }
+}
+
+/// Slices read whole when asked for, nothing kept: for one question.
+pub struct WholeReads;
+
+impl Slices for WholeReads {
+    fn slice(
+        &mut self,
+        book: &Book,
+        k: u8,
+        rank: u32,
+        _patterns: &dyn Fn() -> Vec<usize>,
+    ) -> Result<Arc<Slice>, QueryError> {
+        Ok(Arc::new(complete_slice(book.store(), k, rank)?))
     }
 }
 
@@ -193,21 +213,62 @@ impl SliceReads {
             SliceSource::Parts(part) => self.tables.insert(k, rank, Arc::clone(part)),
         }
     }
+}
 
-    /// Slice `rank` of layer `k`, holding at least the patterns `patterns` gives, through
-    /// the caches.
-    pub fn slice(
+impl Slices for SliceReads {
+    fn slice(
         &mut self,
-        store: &Store,
+        book: &Book,
         k: u8,
         rank: u32,
-        patterns: impl FnOnce() -> Vec<usize>,
+        patterns: &dyn Fn() -> Vec<usize>,
     ) -> Result<Arc<Slice>, QueryError> {
+        let store = book.store();
         let source = match self.cached(k, rank) {
             Some(source) => source,
             None => {
                 let source = SliceSource::load(store, k, rank, self.min_bytes)?;
                 self.keep(k, rank, &source);
+                source
+            }
+        };
+        source.slice(store, k, rank, patterns)
+    }
+}
+
+/// One set of caches that any number of threads read through. The lock is held only to
+/// look up or insert: a slice is read and decoded outside it (two threads missing the
+/// same slice both read it; the second insert replaces the first).
+pub struct SharedReads(Mutex<SliceReads>);
+
+impl SharedReads {
+    pub fn new(reads: SliceReads) -> SharedReads {
+        SharedReads(Mutex::new(reads))
+    }
+
+    fn reads(&self) -> MutexGuard<'_, SliceReads> {
+        // a poisoned lock only means another thread panicked between two cache calls:
+        // the caches are still whole
+        lock(&self.0)
+    }
+}
+
+impl Slices for &SharedReads {
+    fn slice(
+        &mut self,
+        book: &Book,
+        k: u8,
+        rank: u32,
+        patterns: &dyn Fn() -> Vec<usize>,
+    ) -> Result<Arc<Slice>, QueryError> {
+        let store = book.store();
+        let cached = self.reads().cached(k, rank);
+        let source = match cached {
+            Some(source) => source,
+            None => {
+                let min_bytes = self.reads().min_bytes();
+                let source = SliceSource::load(store, k, rank, min_bytes)?;
+                self.reads().keep(k, rank, &source);
                 source
             }
         };
