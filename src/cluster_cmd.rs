@@ -4,15 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gops_common::cards::validate_n;
-use gops_coordinator::admission::ConnLimits;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::observer::Silent;
-use gops_coordinator::process::CoordinatorProcess;
-use gops_coordinator::service::AccessTokens;
+use gops_coordinator::report::observer::Silent;
+use gops_coordinator::server::admission::ConnLimits;
+use gops_coordinator::server::process::CoordinatorProcess;
+use gops_coordinator::server::service::AccessTokens;
 use gops_http::token_files::{Exposure, check_exposure, server_tokens};
 use gops_worker::backoff::Backoff;
 use gops_worker::shared_dir::SharedDir;
-use gops_worker::{ClientError, WorkerConfig, connect_with_ca, run_worker};
+use gops_worker::{CacheSize, ClientError, WorkerConfig, connect_with_ca, run_worker};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -128,7 +128,7 @@ fn server_identity(
 ) -> Result<tonic::transport::ServerTlsConfig, Failure> {
     let (cert_pem, key_pem) = gops_proto::tls_files::read_identity(cert, key)
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    gops_coordinator::service::server_tls(&cert_pem, &key_pem).map_err(|e| {
+    gops_coordinator::server::service::server_tls(&cert_pem, &key_pem).map_err(|e| {
         Failure::Usage(format!(
             "--tls-cert {} with --tls-key {}: {e}",
             cert.display(),
@@ -157,11 +157,10 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
         tls_ca,
         threads,
         token,
-        cache_bytes: (args.cache_mb.unwrap_or(0) as usize).saturating_mul(1 << 20),
         // without --cache-mb the cache comes from the budget, once the game is known
-        memory_budget: match args.cache_mb {
-            Some(_) => None,
-            None => Some(args.memory_mb.map_or_else(
+        cache: match args.cache_mb {
+            Some(mb) => CacheSize::Bytes((mb as usize).saturating_mul(1 << 20)),
+            None => CacheSize::FromBudget(args.memory_mb.map_or_else(
                 || gops_common::budget::default_budget(gops_common::budget::available_memory(), 0),
                 |mb| mb.saturating_mul(1 << 20),
             )),
@@ -217,7 +216,7 @@ pub fn worker(args: WorkerArgs) -> Result<(), Failure> {
 
 #[cfg(test)]
 mod tests {
-    use gops_coordinator::exit_rule::RESUMED_LINGER;
+    use gops_coordinator::server::exit_rule::RESUMED_LINGER;
 
     use super::*;
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use gops_common::plan::LayerSize;
 use gops_common::sync::lock;
-use gops_coordinator::observer::RunObserver;
+use gops_coordinator::report::observer::RunObserver;
 use gops_db::store::LayerRecord;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tracing_subscriber::EnvFilter;

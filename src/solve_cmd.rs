@@ -7,11 +7,11 @@ use std::sync::Arc;
 use gops_common::budget::Role;
 use gops_common::cards::validate_n;
 use gops_coordinator::cluster::CoreError;
-use gops_coordinator::in_process::{LocalError, LocalRun, SolveOutcome, StopSignal, solve_direct};
-use gops_coordinator::observer::RunObserver;
+use gops_coordinator::report::observer::RunObserver;
 use gops_db::book::{Book, ReadOptions};
 use gops_db::read::opening::Opening;
 use gops_local::{DashboardSite, solve_local};
+use gops_local::{LocalError, LocalRun, SolveOutcome, StopSignal, solve_direct};
 use tracing::warn;
 
 use crate::args::SolveArgs;

@@ -1,9 +1,9 @@
 //! `gops status`: the layers of a run, from its db (`--db`, `gops_db::status::db::DbStatus`)
 //! or from its running coordinator (`--coordinator`, which adds the open layer, the
-//! workers and the rate: `gops_coordinator::status::ClusterStatus`). Both are typed
+//! workers and the rate: `gops_coordinator::report::status::ClusterStatus`). Both are typed
 //! values, printed as their tables or as JSON made by serde.
 
-use gops_coordinator::status::ClusterStatus;
+use gops_coordinator::report::status::ClusterStatus;
 use gops_db::status::db::DbStatus;
 use gops_proto::v1::StatusRequest;
 use gops_worker::backoff::tls_refusal;

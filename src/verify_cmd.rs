@@ -107,7 +107,7 @@ fn budget_split(is_book: bool, memory_mb: Option<u64>) -> (Option<u64>, Option<u
         (false, mb) => (mb, mb, "--memory-mb"),
         (true, Some(mb)) => (Some(mb / 2), Some((mb - mb / 2).max(1)), HALF),
         (true, None) => {
-            let half = (default_budget(available_memory(), 0) / 2 >> 20).max(1);
+            let half = (default_budget(available_memory(), 0) >> 21).max(1);
             (Some(half), Some(half), HALF)
         }
     }

@@ -27,8 +27,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use gops_common::plan::LayerSize;
+use gops_coordinator::cluster::ledger::{Assignment, LeaseLedger};
 use gops_coordinator::config::CoordinatorConfig;
-use gops_coordinator::ledger::{Assignment, LeaseLedger};
 
 /// The prize ranks a worker has cached, least recently used dropped first. Each touch
 /// costs O(log capacity).
@@ -176,7 +176,7 @@ pub fn simulate_layer_fetches(
 /// The shards of a whole layer of `size`, as a coordinator with `config` plans them.
 pub fn shard_plan(size: &LayerSize, config: &CoordinatorConfig) -> Vec<Vec<u32>> {
     let missing: Vec<u32> = (0..size.slices as u32).collect();
-    gops_coordinator::open_layer::plan_layer_shards(&missing, size, config)
+    gops_coordinator::cluster::open_layer::plan_layer_shards(&missing, size, config)
 }
 
 #[cfg(test)]

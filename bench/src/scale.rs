@@ -569,7 +569,7 @@ pub async fn host(
     let core = gops_coordinator::cluster::Coordinator::new(
         store,
         scenario.config(),
-        Arc::new(gops_coordinator::observer::Silent),
+        Arc::new(gops_coordinator::report::observer::Silent),
     )
     .map_err(|e| e.to_string())?;
     let core = Arc::new(core);
@@ -582,9 +582,9 @@ pub async fn host(
     );
     let served = Arc::clone(&core);
     tokio::spawn(async move {
-        let tokens = gops_coordinator::service::AccessTokens::none();
+        let tokens = gops_coordinator::server::service::AccessTokens::none();
         let quiet = Duration::from_secs(24 * 3600);
-        let _ = gops_coordinator::service::serve(
+        let _ = gops_coordinator::server::service::serve(
             listener,
             served,
             tokens,

@@ -7,7 +7,7 @@ use gops_common::engine::EngineError;
 use gops_db::store::StoreError;
 use gops_proto::ids::{LeaseId, WorkerId};
 
-use crate::checks::{CheckFailure, Rejection};
+use crate::cluster::rules::{CheckFailure, Rejection};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use gops_common::objective::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::metrics::render;
-use gops_coordinator::observer::Silent;
+use gops_coordinator::report::metrics::render;
+use gops_coordinator::report::observer::Silent;
 use gops_db::store::Store;
 use serde_json::Value;
 

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use gops_coordinator::metrics::serve_metrics_within;
-use gops_coordinator::service::AccessTokens;
+use gops_coordinator::report::metrics::serve_metrics_within;
+use gops_coordinator::server::service::AccessTokens;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -3,11 +3,11 @@
 //! unfinished db a `gops.DbError`, the machine's own trouble an `OSError`, anything
 //! else a `gops.GopsError` (the base of `DbError`). Messages are the command line's.
 
-use gops_coordinator::in_process::LocalError;
 use gops_db::export::ExportError;
 use gops_db::export::files::FileExportError;
 use gops_db::read::QueryError;
 use gops_db::store::StoreError;
+use gops_local::LocalError;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::{PyErr, create_exception};
 

@@ -1,6 +1,6 @@
-//! `gops.solve`: the command line's solve, run in this process by the coordinator
-//! leasing its shards to a solver loop (`gops_coordinator::in_process`): the same
-//! leases, checks and store, so the same db bit for bit. The solve runs on its own
+//! `gops.solve`: the command line's solve, run in this process the way `gops solve`
+//! runs it (`gops_local::solve_local`: a coordinator and a worker talking gRPC over
+//! loopback): the same leases, checks and store, so the same db bit for bit. The solve runs on its own
 //! thread without the GIL; the calling thread wakes every 50 ms to check for Ctrl-C and
 //! to tell the progress callback. Ctrl-C lets the shard in hand be stored and then
 //! raises `KeyboardInterrupt` (a second Ctrl-C raises at once and the solve thread stops
@@ -17,10 +17,10 @@ use gops_common::cards::validate_n;
 use gops_common::objective::Objective;
 use gops_common::plan::LayerSize;
 use gops_common::sync::lock;
-use gops_coordinator::in_process::{LocalRun, SolveOutcome, StopSignal, solve_direct};
-use gops_coordinator::observer::RunObserver;
+use gops_coordinator::report::observer::RunObserver;
 use gops_db::disk::DiskPlan;
 use gops_db::store::Store;
+use gops_local::{LocalRun, SolveOutcome, StopSignal, solve_local};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
@@ -156,7 +156,7 @@ pub fn solve(
         };
         let solver = std::thread::Builder::new()
             .name("gops-solve".into())
-            .spawn(move || solve_direct(run))
+            .spawn(move || solve_local(run, None))
             .map_err(|e| GopsError::new_err(format!("cannot start the solve thread: {e}")))?;
         let mut interrupted: Option<PyErr> = None;
         let mut last_report: Option<Instant> = None;

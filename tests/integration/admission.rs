@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gops_common::Objective;
-use gops_coordinator::admission::ConnLimits;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::observer::Silent;
-use gops_coordinator::service::{AccessTokens, serve_with_tls};
+use gops_coordinator::report::observer::Silent;
+use gops_coordinator::server::admission::ConnLimits;
+use gops_coordinator::server::service::{AccessTokens, serve_with_tls};
 use gops_db::store::Store;
 use gops_proto::v1::HelloRequest;
 use gops_worker::connect;
@@ -183,7 +183,8 @@ async fn a_connection_that_never_authenticates_is_closed_at_the_deadline() {
 async fn a_tls_client_silent_after_its_handshake_is_closed_at_the_deadline() {
     let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
     let (cert, key) = (made.cert.pem(), made.signing_key.serialize_pem());
-    let tls = gops_coordinator::service::server_tls(cert.as_bytes(), key.as_bytes()).unwrap();
+    let tls =
+        gops_coordinator::server::service::server_tls(cert.as_bytes(), key.as_bytes()).unwrap();
     let limits = ConnLimits {
         auth_within: Duration::from_millis(500),
         ..ConnLimits::default()

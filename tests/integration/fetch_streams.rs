@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use gops_common::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::fetch_slots::PER_PARTY;
-use gops_coordinator::observer::Silent;
-use gops_coordinator::service::{AccessTokens, FETCH_GRACE, serve};
+use gops_coordinator::report::observer::Silent;
+use gops_coordinator::server::fetch_slots::PER_PARTY;
+use gops_coordinator::server::service::{AccessTokens, FETCH_GRACE, serve};
 use gops_db::store::Store;
 use gops_proto::v1::FetchRequest;
 use gops_proto::v1::coordinator_client::CoordinatorClient;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use gops_common::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::observer::Silent;
-use gops_coordinator::service::{AccessTokens, serve};
+use gops_coordinator::report::observer::Silent;
+use gops_coordinator::server::service::{AccessTokens, serve};
 use gops_db::store::Store;
 use gops_proto::call_metadata::submit_call;
 use gops_proto::v1::{

@@ -45,16 +45,23 @@ pub struct WorkerConfig {
     pub tls_ca: Option<Vec<u8>>,
     pub threads: usize,
     pub token: Option<String>,
-    /// The cache of dependency slices, unless `memory_budget` is given.
-    pub cache_bytes: usize,
-    /// The process's memory budget: the cache gets what the game's bounded need leaves
-    /// (known after hello, from the game's N and objective).
-    pub memory_budget: Option<u64>,
+    /// How large the cache of dependency slices is.
+    pub cache: CacheSize,
     pub name: String,
     pub backoff: Backoff,
     /// The coordinator's db directory on a shared file system: dependency slices are
     /// read from it instead of fetched (`--slices-dir`).
     pub slices_dir: Option<SharedDir>,
+}
+
+/// How a worker sizes its cache of dependency slices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheSize {
+    /// This many bytes (`--cache-mb`).
+    Bytes(usize),
+    /// What the game's bounded need leaves of the process's memory budget of this many
+    /// bytes (`--memory-mb`, or the default), known after hello from N and the objective.
+    FromBudget(u64),
 }
 
 /// How long a worker told that the run is complete waits for its last submission.
@@ -131,9 +138,9 @@ async fn work<L: Link>(
         config.threads,
     )
     .await?;
-    let cache_bytes = match config.memory_budget {
-        None => config.cache_bytes,
-        Some(budget) => {
+    let cache_bytes = match config.cache {
+        CacheSize::Bytes(bytes) => bytes,
+        CacheSize::FromBudget(budget) => {
             let need = bounded_need(session.n(), session.objective());
             let split =
                 CacheSplit::of(budget, need, Role::Worker).ok_or_else(|| ClientError::Budget {

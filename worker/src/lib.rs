@@ -30,7 +30,7 @@ pub mod shared_dir;
 pub mod submit;
 pub mod summary;
 
-pub use client::{WorkerConfig, run_worker, run_worker_with};
+pub use client::{CacheSize, WorkerConfig, run_worker, run_worker_with};
 pub use connection::{Client, connect, connect_with_ca};
 pub use error::ClientError;
 pub use link::Link;

@@ -13,10 +13,10 @@ use gops_common::sync::lock;
 
 use super::Coordinator;
 use super::submit::SubmissionContext;
-use crate::checks::{
+use crate::cluster::open_layer::OpenLayer;
+use crate::cluster::rules::{
     CheckFailure, Rejection, SliceCheck, Submitted, check_form, check_slice, slice_fractions,
 };
-use crate::open_layer::OpenLayer;
 
 impl Coordinator {
     /// One round's checks: the new slices `fresh`, each with the share of its states that

@@ -6,8 +6,8 @@ use gops_db::store::StoreError;
 use gops_proto::ids::WorkerId;
 
 use super::Coordinator;
-use crate::checks::{CheckFailure, Submitted};
-use crate::happening::{DisputeOutcome, Happening};
+use crate::cluster::rules::{CheckFailure, Submitted};
+use crate::report::happening::{DisputeOutcome, Happening};
 
 impl Coordinator {
     /// Settles each disputed copy: re-checked in full, and, when it passes, the stored

@@ -6,9 +6,9 @@ use tracing::info;
 
 use super::Coordinator;
 use super::state::Inner;
+use crate::cluster::open_layer::OpenLayer;
 use crate::error::CoreError;
-use crate::happening::Happening;
-use crate::open_layer::OpenLayer;
+use crate::report::happening::Happening;
 
 impl Coordinator {
     /// Opens the first incomplete layer from `from` on (completing any whose slices are

@@ -6,9 +6,9 @@ use std::time::Instant;
 use gops_proto::ids::{Caller, LeaseId};
 
 use super::Coordinator;
+use crate::cluster::ledger::Assignment;
 use crate::error::{CoreError, LeaseOutcome, RunFailure};
-use crate::happening::Happening;
-use crate::ledger::Assignment;
+use crate::report::happening::Happening;
 
 impl Coordinator {
     pub fn lease(&self, caller: Caller, now: Instant) -> Result<LeaseOutcome, CoreError> {

@@ -5,7 +5,7 @@
 //! finished slices (only those of a lease the caller holds or held), checks the new ones
 //! (outside the lock), resolves a disagreement with a stored copy by re-checking both in
 //! full, stores flushed, and completes the layer when its last slice arrives, which opens
-//! the next. The gRPC handlers in [`crate::service`] only convert messages and call these.
+//! the next. The gRPC handlers in [`crate::server::service`] only convert messages and call these.
 //! What matters to an operator on the way (a layer complete, a worker joined, a lease
 //! expired, a submission rejected, ...) is also kept in a bounded [`EventLog`] that the
 //! dashboard shows.
@@ -19,6 +19,12 @@
 //! (copies that disagree), `storing` (claims, writes and records), `replication` (first
 //! copies held), `rejections`, `layers` (completing one, opening the next), `status`;
 //! `state` holds the parts of what the lock guards.
+//!
+//! And the leaves they stand on, each public: [`ledger`] the lease ledger of the open
+//! layer (pure, takes `now`); [`open_layer`] the layer being solved (its progress
+//! record, engine, ledger and the cache of slices below that checks read); [`rules`]
+//! what a submission must pass, with typed reasons for a rejection; [`registry`] the
+//! workers known.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -30,15 +36,19 @@ use gops_common::plan::LayerSize;
 use gops_db::store::Store;
 use gops_proto::ids::{Caller, LeaseId, WorkerId};
 
-use crate::observer::RunObserver;
-use crate::registry::WorkerRegistry;
+use crate::cluster::registry::WorkerRegistry;
+use crate::report::observer::RunObserver;
 
 mod checking;
 mod disputes;
 mod layers;
 mod leases;
+pub mod ledger;
+pub mod open_layer;
+pub mod registry;
 mod rejections;
 mod replication;
+pub mod rules;
 mod sessions;
 mod slices;
 mod state;

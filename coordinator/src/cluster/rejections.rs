@@ -5,9 +5,9 @@ use gops_proto::ids::{LeaseId, WorkerId};
 
 use super::Coordinator;
 use super::state::Inner;
-use crate::checks::Rejection;
+use crate::cluster::rules::Rejection;
 use crate::error::CoreError;
-use crate::happening::Happening;
+use crate::report::happening::Happening;
 
 impl Coordinator {
     /// Rejects the submission of `worker` under `lease_id` for `why`; the error the

@@ -8,10 +8,10 @@ use gops_proto::ids::WorkerId;
 
 use super::Coordinator;
 use super::storing::StoreRound;
-use crate::checks::Submitted;
+use crate::cluster::ledger::Party;
+use crate::cluster::open_layer::{FirstCopy, OpenLayer};
+use crate::cluster::rules::Submitted;
 use crate::error::CoreError;
-use crate::ledger::Party;
-use crate::open_layer::{FirstCopy, OpenLayer};
 
 /// For each slice a second copy confirmed: the first copy's worker and the games of
 /// its slice.

@@ -7,10 +7,10 @@ use gops_proto::ids::{Caller, LeaseId, SessionKey, WorkerId};
 
 use super::state::Inner;
 use super::{Admitted, Coordinator};
+use crate::cluster::ledger::Party;
+use crate::cluster::registry::{AuthRefusal, Credential, JoinRefusal, StandingRefusal};
 use crate::error::CoreError;
-use crate::happening::Happening;
-use crate::ledger::Party;
-use crate::registry::{AuthRefusal, Credential, JoinRefusal, StandingRefusal};
+use crate::report::happening::Happening;
 
 impl Coordinator {
     /// Opens a session: the worker's id and the key its later calls present.
@@ -87,7 +87,7 @@ impl Coordinator {
 
     /// Lets `caller` begin a submission under `lease`: a live session presenting its
     /// key, in good standing. Checked from a `Submit` call's metadata before its message
-    /// is read ([`crate::submit_gate`]), which hands the admission on to the handler;
+    /// is read ([`crate::server::submit_gate`]), which hands the admission on to the handler;
     /// [`Coordinator::submit_admitted`] then only looks again at the standing (a ban may
     /// land while the message arrives).
     pub fn admit(

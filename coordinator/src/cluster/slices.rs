@@ -14,7 +14,7 @@ use tracing::error;
 
 use super::{Coordinator, SliceTraffic};
 use crate::error::{CoreError, ReadFailure};
-use crate::happening::Happening;
+use crate::report::happening::Happening;
 
 impl Coordinator {
     /// Checks a fetch of slices of a complete layer (a worker's dependencies).

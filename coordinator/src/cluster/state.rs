@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use gops_proto::ids::LeaseId;
 use tracing::info;
 
+use crate::cluster::ledger::Party;
+use crate::cluster::open_layer::OpenLayer;
+use crate::cluster::registry::WorkerRegistry;
 use crate::error::RunFailure;
-use crate::events::EventLog;
-use crate::happening::Happening;
-use crate::ledger::Party;
-use crate::open_layer::OpenLayer;
-use crate::rate::RecentRate;
-use crate::registry::WorkerRegistry;
-use crate::stall::{Stall, StallWatch};
+use crate::report::events::EventLog;
+use crate::report::happening::Happening;
+use crate::report::rate::RecentRate;
+use crate::report::stall::{Stall, StallWatch};
 
 /// What the coordinator's lock guards.
 pub(super) struct Inner {

@@ -8,9 +8,9 @@ use super::Coordinator;
 use super::state::Inner;
 use crate::config::MAX_LISTED_WORKERS;
 use crate::error::{CoreError, RunFailure};
-use crate::events::unix_ms;
-use crate::stall::Stall;
-use crate::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
+use crate::report::events::unix_ms;
+use crate::report::stall::Stall;
+use crate::report::status::{ClusterStatus, LiveStatus, ShardCounts, eta_seconds, games_left};
 
 impl Coordinator {
     /// Why the coordinator must stop, if the run cannot go on.
@@ -113,7 +113,7 @@ impl Coordinator {
     /// Looks at the run's progress at `now` ([`StallWatch`]): the stall to report now, if
     /// there is one and none was reported within the quiet period. The status shows the
     /// current one meanwhile. The same for a cluster and the in-process solve
-    /// ([`crate::stall_clock`] asks on its own clock).
+    /// ([`crate::server::stall_clock`] asks on its own clock).
     pub fn check_stall(&self, now: Instant) -> Option<Stall> {
         let mut inner = self.lock();
         if inner.open.is_none() {

@@ -11,9 +11,9 @@ use super::Coordinator;
 use super::replication::ConfirmedBy;
 use super::state::Inner;
 use super::submit::SubmissionContext;
-use crate::checks::Submitted;
+use crate::cluster::rules::Submitted;
 use crate::error::{CoreError, RunFailure};
-use crate::happening::Happening;
+use crate::report::happening::Happening;
 
 /// What one round of storing did: stored, duplicates, and copies that lost a race to
 /// another copy with a different digest (disputes for the next round).

@@ -26,7 +26,7 @@ use gops_proto::ids::{Caller, LeaseId, WorkerId};
 
 use super::state::Inner;
 use super::{Admitted, Coordinator};
-use crate::checks::{CheckFailure, LeaseGrant, Rejection, Submitted, sort_submission};
+use crate::cluster::rules::{CheckFailure, LeaseGrant, Rejection, Submitted, sort_submission};
 use crate::config::RACE_WAIT_LIMIT;
 use crate::error::{CoreError, SubmitOutcome};
 

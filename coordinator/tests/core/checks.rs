@@ -1,7 +1,7 @@
 //! What a submission must pass: wrong values, damaged or non-canonical slices,
 //! understated gaps, impossible game counts, lies that slipped through a sample.
 
-use gops_coordinator::events::EventKind;
+use gops_coordinator::report::events::EventKind;
 
 use crate::support::*;
 

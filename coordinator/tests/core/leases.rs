@@ -2,7 +2,7 @@
 //! submitter's lease, a shard no worker gets past.
 
 use crate::support::*;
-use gops_coordinator::events::EventKind;
+use gops_coordinator::report::events::EventKind;
 
 #[test]
 fn repeated_late_and_expired_submissions_change_nothing() {
@@ -179,7 +179,8 @@ fn a_shard_that_fails_on_three_workers_stops_the_run_naming_it() {
     // the status carries it as fields, also as `gops status --coordinator --json`
     // prints it, after the wire
     let status = core.status(now).unwrap();
-    let wired = gops_coordinator::status::ClusterStatus::from_proto(status.to_proto()).unwrap();
+    let wired =
+        gops_coordinator::report::status::ClusterStatus::from_proto(status.to_proto()).unwrap();
     for status in [status, wired] {
         let json = serde_json::to_value(&status).unwrap();
         let detail = &json["failure_detail"];

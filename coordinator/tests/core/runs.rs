@@ -82,14 +82,14 @@ fn slices_fetched_and_located_are_counted_and_exported() {
     assert_eq!(load(&traffic.fetched), 1);
     assert_eq!(load(&traffic.fetched_bytes), fetched.body.len() as u64);
     assert_eq!(load(&traffic.located), 3);
-    let metrics = gops_coordinator::metrics::render(&core);
+    let metrics = gops_coordinator::report::metrics::render(&core);
     assert!(metrics.contains("gops_slices_fetched 1"), "{metrics}");
     assert!(metrics.contains("gops_slices_located 3"), "{metrics}");
 }
 
 #[test]
 fn the_live_status_tells_what_each_worker_did_and_what_happened() {
-    use gops_coordinator::events::EventKind;
+    use gops_coordinator::report::events::EventKind;
     let dir = tempfile::tempdir().unwrap();
     let core = coordinator(&dir.path().join("db"), 5, 0.05);
     let t0 = Instant::now();

@@ -160,7 +160,7 @@ fn one_token_holds_at_most_its_share_of_sessions() {
     let alive = own.iter().filter(|s| known(s)).count();
     assert_eq!(
         alive,
-        gops_coordinator::registry::MAX_SESSIONS_PER_CREDENTIAL
+        gops_coordinator::cluster::registry::MAX_SESSIONS_PER_CREDENTIAL
     );
     // the newest are kept
     assert!(known(own.last().unwrap()));

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use gops_common::objective::Objective;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::metrics::serve_metrics;
-use gops_coordinator::observer::Silent;
-use gops_coordinator::service::AccessTokens;
+use gops_coordinator::report::metrics::serve_metrics;
+use gops_coordinator::report::observer::Silent;
+use gops_coordinator::server::service::AccessTokens;
 use gops_db::store::Store;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -10,7 +10,7 @@ mod shared;
 use std::time::Duration;
 
 use crate::backoff::Backoff;
-use crate::client::WorkerConfig;
+use crate::client::{CacheSize, WorkerConfig};
 
 /// A one-thread worker with a small cache, giving up after 60 s without the
 /// coordinator (30 s when it was never reached), retrying from 100 ms up to 5 s.
@@ -20,8 +20,7 @@ fn config() -> WorkerConfig {
         tls_ca: None,
         threads: 1,
         token: None,
-        cache_bytes: 16 << 20,
-        memory_budget: None,
+        cache: CacheSize::Bytes(16 << 20),
         name: "test".into(),
         backoff: backoff(),
         slices_dir: None,

@@ -9,7 +9,7 @@ use gops_common::system::peak_rss;
 use gops_db::disk::{db_bytes, human_bytes};
 use gops_db::store::Store;
 
-use super::SolveSummary;
+use crate::run::SolveSummary;
 
 /// A solve's summary as people read it ([`SolveSummary::text`]).
 pub struct SolveText<'a> {

@@ -5,7 +5,7 @@
 use gops_proto::v1;
 
 use crate::error::{RunFailure, StoreFault};
-use crate::stall::Stall;
+use crate::report::stall::Stall;
 
 pub fn failure_to_proto(failure: &RunFailure) -> v1::RunFailure {
     use v1::run_failure::Kind;

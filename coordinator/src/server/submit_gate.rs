@@ -19,7 +19,7 @@ use tonic::metadata::MetadataMap;
 use tonic::server::NamedService;
 
 use crate::cluster::Coordinator;
-use crate::core_call::blocking;
+use crate::server::core_call::blocking;
 
 /// Wraps the gRPC service: `Submit` calls are let through only for a known session in
 /// good standing; every other call goes straight through.

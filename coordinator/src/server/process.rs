@@ -1,7 +1,7 @@
 //! A coordinator process from its first call to its exit (`gops coordinator`): the gRPC
 //! service on its listener, the metrics and dashboard beside it, and the one place that
 //! decides when serving stops: a termination signal, the run complete (with
-//! `--exit-when-done`, once the workers have heard it, [`crate::exit_rule`]), or a run
+//! `--exit-when-done`, once the workers have heard it, [`crate::server::exit_rule`]), or a run
 //! that cannot go on (its store unwritable, a shard that fails on every worker). The
 //! connection limits follow from the process's file limit and the flags.
 
@@ -15,11 +15,11 @@ use tokio::net::TcpListener;
 use tonic::transport::ServerTlsConfig;
 use tracing::{error, info, warn};
 
-use crate::admission::ConnLimits;
 use crate::cluster::{Coordinator, RunFailure};
-use crate::exit_rule::ExitRule;
-use crate::metrics::serve_metrics;
-use crate::service::{AccessTokens, serve_with_tls};
+use crate::report::metrics::serve_metrics;
+use crate::server::admission::ConnLimits;
+use crate::server::exit_rule::ExitRule;
+use crate::server::service::{AccessTokens, serve_with_tls};
 
 /// How long a coordinator with `--exit-when-done` and `--metrics` keeps serving once the
 /// run is complete and its workers told, so that the dashboard shows the end.

@@ -12,9 +12,11 @@ use gops_proto::v1;
 use serde::Serialize;
 
 use crate::error::RunFailure;
-use crate::events::Event;
-use crate::stall::Stall;
-use crate::trouble_wire::{failure_from_proto, failure_to_proto, stall_from_proto, stall_to_proto};
+use crate::report::events::Event;
+use crate::report::stall::Stall;
+use crate::report::trouble_wire::{
+    failure_from_proto, failure_to_proto, stall_from_proto, stall_to_proto,
+};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ShardCounts {
@@ -78,7 +80,7 @@ pub struct ClusterStatus {
     /// tell, 0 once the run is complete.
     pub eta_seconds: Option<f64>,
     /// Why the run does not move, with the likely causes, while it does not
-    /// ([`crate::stall`]); `None` while it moves. `stall_detail` has it as fields.
+    /// ([`crate::report::stall`]); `None` while it moves. `stall_detail` has it as fields.
     pub stall: Option<String>,
     pub stall_detail: Option<Stall>,
 }
@@ -448,7 +450,7 @@ mod tests {
             events: vec![Event {
                 seq: 1,
                 unix_ms: 1_699_999_999_000,
-                kind: crate::events::EventKind::LayerComplete,
+                kind: crate::report::events::EventKind::LayerComplete,
                 message: "layer 1 complete".into(),
                 count: 1,
             }],

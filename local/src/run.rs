@@ -1,32 +1,21 @@
-//! A solve on one machine without the network: the coordinator over its store, with a
-//! solver loop in the same process leasing, solving and submitting its shards (the same
-//! leases, checks and store as a cluster, so the same bits). `gops solve --no-grpc` and
-//! the Python package's `gops.solve` run it; `gops solve`'s default path (gRPC over
-//! loopback, the `gops-local` crate) shares its settings, stop signal and outcome, and
-//! the summary's text for people (`text`). A stop request
-//! (Ctrl-C, or a slice budget in tests) lets the shard in hand be stored, then ends the
-//! run; the next run resumes from the store.
+//! What a run on one machine is given and how it ends, whichever way its shards travel
+//! (over loopback gRPC, [`crate::solve_local`], or straight to a solver loop,
+//! [`crate::solve_direct`]): its settings, the stop signal, and the outcome read from the
+//! coordinator's record of the run. A stop request (Ctrl-C, or a slice budget in tests)
+//! lets the shard in hand be stored, then ends the run; the next run resumes from the
+//! store.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use gops_common::budget::CacheSplit;
-use gops_common::cache::SliceCache;
-use gops_common::engine::LayerEngine;
-use gops_common::prizes::prize_rank;
-use gops_common::shard::{ShardError, ShardSolver};
+use gops_common::shard::ShardError;
+use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
+use gops_coordinator::error::CoreError;
+use gops_coordinator::report::observer::RunObserver;
 use gops_db::store::{LayerRecord, Store, StoreError};
 use tracing::info;
-
-use crate::checks::Submitted;
-use crate::cluster::{Coordinator, CoordinatorConfig, LeaseOutcome};
-use crate::error::CoreError;
-use crate::observer::RunObserver;
-
-mod text;
-
-pub use text::SolveText;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
@@ -155,53 +144,9 @@ impl LocalRun {
     }
 }
 
-/// Solves the store's game with the in-process coordinator leasing shards directly to a
-/// solver loop: the same leases, checks and store as a cluster, without the protocol.
-pub fn solve_direct(run: LocalRun) -> Result<(Store, SolveOutcome), LocalError> {
-    let started = Instant::now();
-    let (core, settings, stop) = run.into_parts()?;
-    let solver = ShardSolver::new(settings.threads)?;
-    let worker = core.hello(
-        gops_proto::PROTOCOL_VERSION,
-        "direct",
-        settings.threads as u32,
-        None,
-    )?;
-    let mut cache = SliceCache::new(settings.cache_bytes);
-    let mut layer_engine: Option<LayerEngine> = None;
-    while !should_stop(&core, &stop) {
-        let (lease_id, layer, prize_ranks) = match core.lease(worker, Instant::now())? {
-            LeaseOutcome::Shard {
-                lease_id,
-                layer,
-                prize_ranks,
-            } => (lease_id, layer, prize_ranks),
-            LeaseOutcome::Finished => break,
-            // one worker, one shard at a time: only a reached slice budget waits
-            LeaseOutcome::Wait(_) => break,
-        };
-        let engine = match layer_engine.take().filter(|e| e.k() == layer) {
-            Some(e) => layer_engine.insert(e),
-            None => {
-                cache.keep_layer(layer - 1);
-                layer_engine.insert(
-                    LayerEngine::new(core.n(), layer, core.objective())
-                        .with_start(core.pivot_start()),
-                )
-            }
-        };
-        let below = core.slices_below(&mut cache, layer, &prize_ranks)?;
-        let dependency = |prizes| &*below[&prize_rank(prizes)];
-        let solved = solver.solve_shard(engine, &prize_ranks, &dependency)?;
-        let submitted = solved.iter().map(|s| Submitted::solved(layer, s)).collect();
-        core.submit(worker, lease_id, submitted, Instant::now())?;
-    }
-    outcome(core, started)
-}
-
 /// Whether the run should stop: a failure recorded, a stop requested, or the slice
 /// budget spent.
-pub fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
+pub(crate) fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
     if core.failure().is_some() {
         return true;
     }
@@ -210,7 +155,10 @@ pub fn should_stop(core: &Coordinator, stop: &StopSignal) -> bool {
 }
 
 /// How the run ended, from the coordinator's record of it.
-pub fn outcome(core: Coordinator, started: Instant) -> Result<(Store, SolveOutcome), LocalError> {
+pub(crate) fn outcome(
+    core: Coordinator,
+    started: Instant,
+) -> Result<(Store, SolveOutcome), LocalError> {
     if let Some(failure) = core.failure() {
         return Err(LocalError::Runtime(failure.to_string()));
     }

@@ -7,9 +7,9 @@ use gops_db::store::{LayerRecord, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
 use tracing::{error, info, warn};
 
-use crate::checks::Rejection;
+use crate::cluster::rules::Rejection;
 use crate::error::RunFailure;
-use crate::events::{EventKind, EventLog};
+use crate::report::events::{EventKind, EventLog};
 
 /// How a dispute over a slice ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

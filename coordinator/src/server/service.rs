@@ -1,5 +1,5 @@
 //! The coordinator's gRPC face: each handler unwraps its request, calls the
-//! [`Coordinator`] off the async runtime ([`crate::core_call`], which maps the domain
+//! [`Coordinator`] off the async runtime ([`crate::server::core_call`], which maps the domain
 //! error to a `Status` in one place). Also the token
 //! check (one shared token, or one per worker), the bounds on slice streams, TLS and the
 //! periodic progress log.
@@ -26,14 +26,14 @@ use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
 use tracing::{debug, info, warn};
 
-use crate::admission::{self, ConnInfo, ConnLimits};
-use crate::checks::Submitted;
+use crate::cluster::registry::Credential;
+use crate::cluster::rules::Submitted;
 use crate::cluster::{Admitted, Coordinator, LeaseOutcome};
-use crate::core_call::blocking;
-use crate::fetch_slots::{FetchParty, FetchSlots};
-use crate::registry::Credential;
-use crate::submit_gate::SubmitGate;
-pub use crate::tokens::{AccessTokens, TokenCheck};
+use crate::server::admission::{self, ConnInfo, ConnLimits};
+use crate::server::core_call::blocking;
+use crate::server::fetch_slots::{FetchParty, FetchSlots};
+use crate::server::submit_gate::SubmitGate;
+pub use crate::server::tokens::{AccessTokens, TokenCheck};
 
 fn layer_of(value: u32) -> Result<u8, Status> {
     u8::try_from(value)
@@ -351,7 +351,7 @@ pub async fn serve(
 }
 
 /// [`serve`], speaking TLS only when `tls` is given (see [`server_tls`]), keeping the
-/// connections `limits` admits ([`crate::admission`]).
+/// connections `limits` admits ([`crate::server::admission`]).
 pub async fn serve_with_tls(
     listener: TcpListener,
     core: Arc<Coordinator>,
@@ -373,7 +373,9 @@ pub async fn serve_with_tls(
         builder = builder.tls_config(tls)?;
     }
     let logger = tokio::spawn(log_progress(Arc::clone(&core), progress_every));
-    let stalls = tokio::spawn(crate::stall_clock::watch_for_stalls(Arc::clone(&core)));
+    let stalls = tokio::spawn(crate::server::stall_clock::watch_for_stalls(Arc::clone(
+        &core,
+    )));
     let (stop_status_file, status_file_stopping) = tokio::sync::oneshot::channel::<()>();
     let status_writer = tokio::spawn(keep_status_file(Arc::clone(&core), status_file_stopping));
     let incoming = admission::admit(listener, limits);

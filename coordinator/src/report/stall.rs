@@ -2,7 +2,7 @@
 //! (they heartbeat) while nothing is stored, as when a network lets small calls through
 //! but not hand-ins. Plain data and `now`: the core keeps one
 //! ([`crate::cluster::Coordinator::check_stall`]), asked on its own clock
-//! ([`crate::stall_clock`]), and a stall is said at most once per quiet period.
+//! ([`crate::server::stall_clock`]), and a stall is said at most once per quiet period.
 
 use std::time::{Duration, Instant};
 

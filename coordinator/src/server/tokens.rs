@@ -1,15 +1,15 @@
 //! Who may call the coordinator: the tokens it accepts (none, one shared, one per
 //! worker), and the interceptor that checks every call's token, marks the call with the
 //! per-worker [`Credential`], and tells the connection it may stay open
-//! ([`crate::admission`]).
+//! ([`crate::server::admission`]).
 
 use std::sync::Arc;
 
 use gops_proto::ids::constant_time_eq;
 use tonic::{Request, Status};
 
-use crate::admission::ConnInfo;
-use crate::registry::Credential;
+use crate::cluster::registry::Credential;
+use crate::server::admission::ConnInfo;
 
 /// The tokens a coordinator accepts: none (an open coordinator), one shared by every
 /// worker, or one per worker. With one per worker, the token a worker presented is its

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use gops_proto::ids::{LeaseId, WorkerId};
 
-use crate::registry::Credential;
+use crate::cluster::registry::Credential;
 
 /// What a worker gets when it asks for work.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! A call into the coordinator's core from a gRPC handler: run off the async runtime (it
 //! may wait for the core's lock, which is held across flushed writes), its error mapped
 //! to the `Status` the protocol's contract ([`gops_proto::answers`]) gives it. Used by
-//! the handlers ([`crate::service`]) and by the gate that admits a submission before
-//! its message is read ([`crate::submit_gate`]).
+//! the handlers ([`crate::server::service`]) and by the gate that admits a submission before
+//! its message is read ([`crate::server::submit_gate`]).
 
 use gops_proto::answers;
 use tonic::Status;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use gops_proto::ids::{Caller, SessionKey, WorkerId};
 
-use crate::status::{WorkerActivity, WorkerStatus};
+use crate::report::status::{WorkerActivity, WorkerStatus};
 
 /// Which of the coordinator's tokens a client presented, when it holds one token per
 /// worker (a token file of several lines). Standing lost under a credential stays lost

@@ -16,8 +16,8 @@ use gops_db::store::{Store, StoreError};
 use gops_proto::ids::{LeaseId, WorkerId};
 use tracing::error;
 
+use crate::cluster::ledger::{Assignment, LeaseLedger, Party};
 use crate::config::CoordinatorConfig;
-use crate::ledger::{Assignment, LeaseLedger, Party};
 
 /// A copy of a slice waiting for confirmation.
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,6 @@
 //! The stall check on its own clock: a task that asks the core
 //! ([`crate::cluster::Coordinator::check_stall`]) a few times per quiet period whether the
-//! run moves, and says so in the log when it does not. Spawned by [`crate::service::serve`],
+//! run moves, and says so in the log when it does not. Spawned by [`crate::server::service::serve`],
 //! so a cluster's coordinator and the in-process solve (which serves its one worker the
 //! same way) both run it, whatever their progress log's period.
 

@@ -1,6 +1,6 @@
 //! The live dashboard on the coordinator's HTTP address: `GET /` (one page, its HTML, CSS
 //! and JavaScript compiled into the binary, no CDN) and `GET /api/status` (the
-//! [`LiveStatus`](crate::status::LiveStatus) it polls), and who may read them: with
+//! [`LiveStatus`](crate::report::status::LiveStatus) it polls), and who may read them: with
 //! tokens set, a request must present one, as `Authorization: Bearer <token>`, as the
 //! password of HTTP Basic (what a browser can send on navigation) or as `?token=`.
 
@@ -18,7 +18,7 @@ pub use gops_http::tokens::basic_password;
 use gops_http::tokens::query_values;
 
 use crate::cluster::Coordinator;
-use crate::service::AccessTokens;
+use crate::server::service::AccessTokens;
 
 const HTML: &str = include_str!("dashboard/page.html");
 const CSS: &str = include_str!("dashboard/page.css");

@@ -1,6 +1,6 @@
 //! Prometheus metrics of a coordinator, rendered from its status on each scrape, and
 //! the HTTP server (axum on hyper, HTTP/1.1) that answers `GET /metrics` and the
-//! dashboard's `GET /` and `GET /api/status` ([`crate::dashboard`]): an optional token,
+//! dashboard's `GET /` and `GET /api/status` ([`crate::report::dashboard`]): an optional token,
 //! a time limit on every connection, and an accept loop that outlives accept errors.
 
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use tokio::net::TcpListener;
 use tracing::info;
 
 use crate::cluster::Coordinator;
-use crate::dashboard::{self, Shared};
-use crate::service::AccessTokens;
+use crate::report::dashboard::{self, Shared};
+use crate::server::service::AccessTokens;
 
 /// The metrics in the Prometheus text format.
 pub fn render(core: &Coordinator) -> String {
