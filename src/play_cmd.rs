@@ -5,11 +5,11 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use gops_arena::policy::{Policy, Side, bid_distribution};
 use gops_common::cards::CardSet;
 use gops_common::human::strategy_line;
 use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
-use gops_db::policy::{Policy, Side, bid_distribution};
 use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;

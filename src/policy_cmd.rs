@@ -1,11 +1,11 @@
 //! `gops simulate` and `gops exploit`: policies against each other in many random games,
 //! and a policy against its best response, exactly.
 
-use gops_common::human::count;
-use gops_db::policy::{
+use gops_arena::policy::{
     EXPLOIT_STATE_LIMIT, Policy, PolicyExploitation, Simulation, concrete_state_count,
     exploit as exploit_policy, simulate as simulate_policies,
 };
+use gops_common::human::count;
 use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -7,6 +7,8 @@
 //!   [`process`] and [`http`]: a bot that is a program (JSON lines on stdin/stdout) or a
 //!   service behind a URL;
 //! * [`loss`]: a decision's exact loss against the equilibrium;
+//! * [`policy`]: the policies of `simulate` and `exploit`, simulated play between two,
+//!   and a policy's exact exploitability;
 //! * [`game`]: one game, the bot in one seat and the equilibrium in the other;
 //! * [`run`]: the games of a run on several threads, in game order;
 //! * [`report`]: the per-decision records and the summary.
@@ -15,6 +17,7 @@ pub mod bot;
 pub mod game;
 pub mod http;
 pub mod loss;
+pub mod policy;
 pub mod process;
 pub mod protocol;
 pub mod report;

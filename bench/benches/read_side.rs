@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+use gops_arena::policy::{Policy, simulate};
 use gops_bench::args::number;
 use gops_db::book::{Book, ReadOptions};
-use gops_db::policy::{Policy, simulate};
 use gops_db::read::slices::POINT_READ_MIN_BYTES;
 use gops_db::read::{Reader, SliceReads};
 use rand::SeedableRng;

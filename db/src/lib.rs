@@ -21,7 +21,6 @@
 //! - [`export`]: the strategy database as rows, and (feature `export-files`, on by
 //!   default) as Arrow batches (`export::arrow`) and files: CSV, JSON lines, Parquet,
 //!   SQLite (`export::files`).
-//! - [`policy`]: bidding policies, simulated play and exact exploitability.
 //! - [`verify`]: a db's layers re-checked: checksums, and states re-solved bit for bit,
 //!   in batches that fit the memory (`verify::batch`; a book's lowest layer from states
 //!   solved on demand).
@@ -29,7 +28,6 @@
 pub mod book;
 pub mod disk;
 pub mod export;
-pub mod policy;
 pub mod read;
 pub mod status;
 pub mod store;

@@ -22,7 +22,10 @@ fn _gops(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GopsError", py.get_type::<errors::GopsError>())?;
     m.add("DbError", py.get_type::<errors::DbError>())?;
     m.add("MAX_N", gops_common::cards::MAX_N)?;
-    m.add("EXPLOIT_STATE_LIMIT", gops_db::policy::EXPLOIT_STATE_LIMIT)?;
+    m.add(
+        "EXPLOIT_STATE_LIMIT",
+        gops_arena::policy::EXPLOIT_STATE_LIMIT,
+    )?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Layer>()?;
     m.add_class::<db::Strategy>()?;

@@ -56,3 +56,22 @@ def test_a_rolling_solve_returns_its_book(solved, tmp_path):
     with pytest.raises(ValueError, match="not a layer"):
         gops.solve(8, "win", db=tmp_path / "other", progress=False, keep_from_layer=9)
     assert not (tmp_path / "other").exists()
+
+
+def test_a_tight_on_demand_limit_is_refused_with_pythons_own_advice(solved, tmp_path):
+    full = solved(8, "win")
+    book = tmp_path / "book"
+    gops_cli("book", "--db", str(full), "--from-layer", "7", "--out", str(book))
+    a, b, prizes, diff = [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 8], 2
+    with gops.open(book, max_on_demand_games=1) as tight:
+        with pytest.raises(gops.DbError, match=r"over the limit of 1: .*raise max_on_demand_games \(of gops.open\)") as refused:
+            tight.value(a, b, prizes, diff)
+        assert "--max-on-demand-games" not in str(refused.value)
+    with gops.open(book, memory_mb=1, max_on_demand_games=10**12) as small:
+        with pytest.raises(gops.DbError, match=r"raise memory_mb \(of gops.open\)"):
+            small.value(list(range(1, 7)), list(range(1, 7)), list(range(1, 7)), 0)
+    with gops.open(book, max_on_demand_games=10**12, memory_mb=4096) as roomy, gops.open(full) as whole:
+        assert roomy.value(a, b, prizes, diff) == whole.value(a, b, prizes, diff)
+    for bad in [{"max_on_demand_games": 0}, {"memory_mb": 0}]:
+        with pytest.raises(ValueError, match="at least 1"):
+            gops.open(book, **bad)

@@ -17,8 +17,8 @@ mod report;
 
 pub use report::{PolicyExploitation, Simulation};
 
-use crate::read::CachedReader;
-use crate::read::QueryError;
+use gops_db::read::CachedReader;
+use gops_db::read::QueryError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
