@@ -508,8 +508,9 @@ pub struct VerifyArgs {
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Memory budget in MiB: the slices of the layer below are read in batches that fit
-    /// what the game's need and one slice per thread leave [default: half the memory
-    /// available, at most 3072].
+    /// what the game's need and one slice per thread leave; a book's budget is split in
+    /// half between those slices and the subtrees solved on demand [default: half the
+    /// memory available, at most 3072].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub memory_mb: Option<u64>,
     /// Print the report as one JSON object.
@@ -520,7 +521,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value_t = 2)]
     pub on_demand_states: usize,
     /// A book: the largest subtree solved on demand, in matrix games [default:
-    /// 2000000000]; --memory-mb bounds the subtrees kept.
+    /// 2000000000]; half of --memory-mb bounds the subtrees kept.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_on_demand_games: Option<u64>,
 }
