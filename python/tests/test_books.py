@@ -62,14 +62,19 @@ def test_a_tight_on_demand_limit_is_refused_with_pythons_own_advice(solved, tmp_
     full = solved(8, "win")
     book = tmp_path / "book"
     gops_cli("book", "--db", str(full), "--from-layer", "7", "--out", str(book))
-    a, b, prizes, diff = [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 8], 2
+    # A won the 7 (7 against 1), the 6 was tied (8 against 8)
+    a, b, prizes, diff = [1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 8], 7
     with gops.open(book, max_on_demand_games=1) as tight:
         with pytest.raises(gops.DbError, match=r"over the limit of 1: .*raise max_on_demand_games \(of gops.open\)") as refused:
             tight.value(a, b, prizes, diff)
         assert "--max-on-demand-games" not in str(refused.value)
-    with gops.open(book, memory_mb=1, max_on_demand_games=10**12) as small:
+    # a subtree of 8 cards left (the 9-card win game's, below a book of layer 9)
+    # may need up to 7 MB
+    larger = tmp_path / "book-9"
+    gops_cli("book", "--db", str(solved(9, "win")), "--from-layer", "9", "--out", str(larger))
+    with gops.open(larger, memory_mb=1, max_on_demand_games=10**12) as small:
         with pytest.raises(gops.DbError, match=r"raise memory_mb \(of gops.open\)"):
-            small.value(list(range(1, 7)), list(range(1, 7)), list(range(1, 7)), 0)
+            small.value(list(range(1, 9)), list(range(1, 9)), list(range(1, 9)), 0)
     with gops.open(book, max_on_demand_games=10**12, memory_mb=4096) as roomy, gops.open(full) as whole:
         assert roomy.value(a, b, prizes, diff) == whole.value(a, b, prizes, diff)
     for bad in [{"max_on_demand_games": 0}, {"memory_mb": 0}]:
