@@ -14,6 +14,7 @@ use gops_arena::report::decision_json;
 use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
 
 use crate::args::{OnDemandArgs, threads_or_all_cores};
+use crate::db_open::read_options;
 use crate::failure::Failure;
 
 #[derive(Args)]
@@ -96,7 +97,7 @@ const CACHE_BYTES: usize = 1 << 30;
 
 pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
     let player = Player::of(&args)?;
-    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let threads = threads_or_all_cores(args.threads);
     let limit = Duration::from_millis(args.timeout_ms);

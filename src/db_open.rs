@@ -16,9 +16,10 @@ use tracing::warn;
 use crate::args::OnDemandArgs;
 use crate::failure::Failure;
 
-/// The db at `path`, opened for reading, with the on-demand limits of `on_demand`.
-pub fn open_reader(path: &Path, on_demand: &OnDemandArgs) -> Result<Book, Failure> {
-    Ok(Book::of(open_store(path)?, &read_options(on_demand)))
+/// The db at `path`, opened for reading with `options` (a book's on-demand limits:
+/// [`read_options`]).
+pub fn open_reader(path: &Path, options: &ReadOptions) -> Result<Book, Failure> {
+    Ok(Book::of(open_store(path)?, options))
 }
 
 /// The store of the db at `path`, opened for reading (its status, its export, a book of
@@ -38,7 +39,7 @@ pub fn open_store(path: &Path) -> Result<Store, Failure> {
 }
 
 /// What the flags of `on_demand` let a book solve, with the command line's progress.
-fn read_options(on_demand: &OnDemandArgs) -> ReadOptions {
+pub fn read_options(on_demand: &OnDemandArgs) -> ReadOptions {
     let defaults = OnDemandLimits::default();
     ReadOptions {
         limits: OnDemandLimits {
@@ -72,16 +73,16 @@ pub fn open_to_solve(
 /// the manifest file when there is one, so bad input leaves the db untouched).
 pub fn open_checked<T>(
     db: &Path,
-    on_demand: &OnDemandArgs,
+    options: &ReadOptions,
     check: impl FnOnce(u8) -> Result<T, Failure>,
 ) -> Result<(Book, T), Failure> {
     match Store::peek_manifest(db)? {
         Some(manifest) => {
             let checked = check(manifest.n)?;
-            Ok((open_reader(db, on_demand)?, checked))
+            Ok((open_reader(db, options)?, checked))
         }
         None => {
-            let book = open_reader(db, on_demand)?;
+            let book = open_reader(db, options)?;
             let checked = check(book.n())?;
             Ok((book, checked))
         }

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gops_common::human::count;
+use gops_db::book::ReadOptions;
 use gops_db::export::files::{FileExportError, export_file};
 use gops_db::export::{ExportError, ExportOptions, slices_in};
 use tracing::warn;
 
-use crate::args::{ExportArgs, OnDemandArgs};
+use crate::args::ExportArgs;
 use crate::failure::Failure;
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
@@ -20,7 +21,7 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
             args.out.display()
         )));
     }
-    let (store, layers) = crate::db_open::open_checked(&args.db, &OnDemandArgs::default(), |n| {
+    let (book, layers) = crate::db_open::open_checked(&args.db, &ReadOptions::default(), |n| {
         crate::input::parse_layers(args.layers.as_deref(), n)
     })?;
     let options = ExportOptions {
@@ -35,8 +36,8 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         warn!(error = %e, "no Ctrl-C handler");
     }
     let started = std::time::Instant::now();
-    let bar = crate::progress::count_bar(slices_in(store.n(), &options.layers), "export");
-    let written = export_file(store.store(), &options, format, &args.out, &mut |done| {
+    let bar = crate::progress::count_bar(slices_in(book.n(), &options.layers), "export");
+    let written = export_file(book.store(), &options, format, &args.out, &mut |done| {
         bar.set_position(done);
         !stop.load(Ordering::SeqCst)
     });

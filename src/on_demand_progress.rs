@@ -51,7 +51,11 @@ impl SolveObserver for OnDemandProgress {
         let mut under_way = lock(&self.under_way);
         if let Some((_, started, bar)) = under_way.iter_mut().find(|(r, ..)| r == root) {
             if bar.is_none() && started.elapsed() >= BAR_AFTER {
-                let label = format!("solving {} cards left on demand", root.k());
+                let label = format!(
+                    "solving {} ({} cards left) on demand",
+                    root.prizes,
+                    root.k()
+                );
                 *bar = Some(crate::progress::extra_bar(all, &label));
             }
             if let Some(bar) = bar {

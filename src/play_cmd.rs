@@ -15,14 +15,15 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::args::PlayArgs;
+use crate::db_open::read_options;
 use crate::failure::Failure;
 
 /// Slices the bot keeps in memory.
 const CACHE_BYTES: usize = 256 << 20;
 
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
-    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
+    let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
+    let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let stdin = std::io::stdin();
@@ -31,13 +32,13 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let io = |e: std::io::Error| Failure::Runtime(format!("cannot write to the terminal: {e}"));
 
-    let n = oracle.n();
+    let n = reader.n();
     let mut state = GameState::initial(n);
-    let start_value = oracle.value(&state)?;
+    let start_value = reader.value(&state)?;
     writeln!(
         out,
         "GOPS with {n} cards, objective {} (seed {seed}). You are A; the bot plays the equilibrium.",
-        oracle.objective()
+        reader.objective()
     )
     .map_err(io)?;
     writeln!(
@@ -52,7 +53,7 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
     while !state.prizes.is_empty() && !quit {
         round += 1;
         let upcard = turn_up(state.prizes, &mut rng);
-        let bot_strategy = bid_distribution(Policy::Optimal, Side::B, &mut oracle, &state, upcard)?;
+        let bot_strategy = bid_distribution(Policy::Optimal, Side::B, &mut reader, &state, upcard)?;
         let bot_bid = draw(state.b, &bot_strategy, &mut rng);
         writeln!(
             out,

@@ -11,6 +11,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::args::{ExploitArgs, PolicyArg, SimulateArgs};
+use crate::db_open::read_options;
 use crate::failure::Failure;
 
 /// Slices kept in memory while playing.
@@ -27,13 +28,13 @@ fn policy(arg: PolicyArg) -> Policy {
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
-    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
-    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
+    let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
+    let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let (a, b) = (policy(args.a), policy(args.b));
     let bar = crate::progress::count_bar(args.games, "games");
-    let report = simulate_policies(&mut oracle, a, b, args.games, &mut rng, &mut |done| {
+    let report = simulate_policies(&mut reader, a, b, args.games, &mut rng, &mut |done| {
         bar.set_position(done)
     });
     bar.finish_and_clear();
@@ -54,7 +55,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 }
 
 pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
-    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
     let states = concrete_state_count(book.n(), book.objective());
     if states > EXPLOIT_STATE_LIMIT {
         return Err(Failure::Usage(format!(
@@ -65,10 +66,10 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
             count(EXPLOIT_STATE_LIMIT)
         )));
     }
-    let mut oracle = CachedReader::cached(&book, CACHE_BYTES);
+    let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let p = policy(args.policy);
     let bar = crate::progress::spinner("exploit");
-    let result = exploit_policy(&mut oracle, p, &mut |states| {
+    let result = exploit_policy(&mut reader, p, &mut |states| {
         bar.set_message(format!("{} states evaluated", count(states)));
     });
     bar.finish_and_clear();

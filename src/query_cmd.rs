@@ -7,6 +7,7 @@ use gops_db::book::Book;
 use gops_db::read::{StateText, parse_upcard, strategy_json, value_json};
 
 use crate::args::{StateArgs, StrategyArgs};
+use crate::db_open::read_options;
 use crate::failure::Failure;
 
 /// The db and the state the arguments name (full hands where a list is omitted). The
@@ -17,12 +18,13 @@ fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
 ) -> Result<(Book, GameState, T), Failure> {
-    let (store, (state, checked)) = crate::db_open::open_checked(&args.db, &args.on_demand, |n| {
-        let state = parse_state(args, n)?;
-        let checked = check(&state)?;
-        Ok((state, checked))
-    })?;
-    Ok((store, state, checked))
+    let (book, (state, checked)) =
+        crate::db_open::open_checked(&args.db, &read_options(&args.on_demand), |n| {
+            let state = parse_state(args, n)?;
+            let checked = check(&state)?;
+            Ok((state, checked))
+        })?;
+    Ok((book, state, checked))
 }
 
 fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {
@@ -36,10 +38,10 @@ fn parse_state(args: &StateArgs, n: u8) -> Result<GameState, InputError> {
 }
 
 pub fn value(args: StateArgs) -> Result<(), Failure> {
-    let (store, state, ()) = open_state(&args, |_| Ok(()))?;
-    let value = store.value(&state)?;
+    let (book, state, ()) = open_state(&args, |_| Ok(()))?;
+    let value = book.value(&state)?;
     if args.json {
-        crate::out!("{}", value_json(store.objective(), &state, value));
+        crate::out!("{}", value_json(book.objective(), &state, value));
     } else {
         crate::out!(
             "value for A of a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}): {}",
@@ -47,7 +49,7 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
             state.b,
             state.prizes,
             state.diff,
-            store.objective(),
+            book.objective(),
             gops_common::human::value(value)
         );
     }
@@ -55,13 +57,10 @@ pub fn value(args: StateArgs) -> Result<(), Failure> {
 }
 
 pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
-    let (store, state, upcard) = open_state(&args.state, |state| parse_upcard(state, args.upcard))?;
-    let game = store.revealed(&state, upcard)?;
+    let (book, state, upcard) = open_state(&args.state, |state| parse_upcard(state, args.upcard))?;
+    let game = book.revealed(&state, upcard)?;
     if args.state.json {
-        crate::out!(
-            "{}",
-            strategy_json(store.objective(), &state, upcard, &game)
-        );
+        crate::out!("{}", strategy_json(book.objective(), &state, upcard, &game));
     } else {
         crate::out!(
             "a={{{}}} b={{{}}} prizes={{{}}} diff={} ({}), upcard {upcard}",
@@ -69,7 +68,7 @@ pub fn strategy(args: StrategyArgs) -> Result<(), Failure> {
             state.b,
             state.prizes,
             state.diff,
-            store.objective()
+            book.objective()
         );
         crate::out!(
             "value for A after the reveal: {}",

@@ -9,6 +9,7 @@ use gops_http::token_files::{Exposure, check_exposure, server_tokens};
 use tracing::info;
 
 use crate::args::ServeArgs;
+use crate::db_open::read_options;
 use crate::failure::Failure;
 use crate::network::runtime;
 use crate::signals::Termination;
@@ -34,7 +35,7 @@ pub fn run(args: ServeArgs) -> Result<(), Failure> {
     let address = listener
         .local_addr()
         .map_err(|e| Failure::Runtime(format!("cannot read the listening address: {e}")))?;
-    let book = crate::db_open::open_reader(&args.db, &args.on_demand)?;
+    let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
     let (n, objective) = (book.n(), book.objective());
     let cache_bytes = usize::try_from(args.cache_mb << 20).unwrap_or(usize::MAX);
     let explorer = Arc::new(Explorer::new(book, cache_bytes));

@@ -8,7 +8,7 @@ use gops_common::budget::Role;
 use gops_common::cards::validate_n;
 use gops_coordinator::cluster::CoreError;
 use gops_coordinator::report::observer::RunObserver;
-use gops_db::book::{Book, ReadOptions};
+use gops_db::book::Book;
 use gops_db::read::opening::Opening;
 use gops_local::{DashboardSite, solve_local};
 use gops_local::{LocalError, LocalRun, SolveOutcome, StopSignal, solve_direct};
@@ -76,7 +76,10 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             args.db.display()
         ))),
         SolveOutcome::Complete(summary) => {
-            let book = Book::of(store, &ReadOptions::default());
+            // a rolling solve's db is a book: the opening may read a layer it released,
+            // solved on demand with the readers' defaults and progress
+            let reading = crate::db_open::read_options(&crate::args::OnDemandArgs::default());
+            let book = Book::of(store, &reading);
             // what a player wants first: the value and the first moves
             if !args.no_first_moves {
                 crate::out!("{}", Opening::of(&book)?);

@@ -23,15 +23,15 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     let threads = crate::args::threads_or_all_cores(args.threads);
     let manifest = Store::peek_manifest(&args.db).ok().flatten();
     let is_book = manifest.as_ref().is_some_and(|m| m.book.is_some());
-    let (cache_mb, on_demand_mb, budget_name) = budget_split(is_book, args.memory_mb);
+    let split = budget_split(is_book, args.memory_mb, available_memory());
     let cache_for = |n, objective| {
         verify_cache(
-            budget_name,
-            cache_mb,
+            split.name,
+            split.cache_mb,
             n,
             objective,
             threads,
-            available_memory(),
+            split.available,
         )
         .map_err(Failure::Usage)
     };
@@ -40,16 +40,18 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         None => None,
     };
     let on_demand = crate::args::OnDemandArgs {
-        memory_mb: on_demand_mb,
+        memory_mb: split.on_demand_mb,
         max_on_demand_games: args.max_on_demand_games,
     };
-    let (store, layers) = crate::db_open::open_checked(&args.db, &on_demand, |n| {
+    let mut options = crate::db_open::read_options(&on_demand);
+    options.limits.names.memory = "--memory-mb (half of it is a book's budget on demand)";
+    let (book, layers) = crate::db_open::open_checked(&args.db, &options, |n| {
         crate::input::parse_layers(args.layers.as_deref(), n)
     })?;
-    let n = store.n();
+    let n = book.n();
     let cache_bytes = match cache_bytes {
         Some(bytes) => bytes,
-        None => cache_for(n, store.objective())?,
+        None => cache_for(n, book.objective())?,
     };
     let options = VerifyOptions {
         fraction: args.fraction,
@@ -69,7 +71,7 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
         .sum();
     let bar = crate::progress::count_bar(slices, "verify");
     let report = pool
-        .install(|| verify(&store, &options, &|done| bar.inc(done)))
+        .install(|| verify(&book, &options, &|done| bar.inc(done)))
         .map_err(|e| Failure::Runtime(e.to_string()))?;
     bar.finish_and_clear();
     if args.json {
@@ -98,17 +100,45 @@ pub fn run(args: VerifyArgs) -> Result<(), Failure> {
     }
 }
 
-/// One budget of `--memory-mb` MiB (or the default): all of it for the cache of a full
-/// db's slices below; a book's split in half between that cache and the subtrees solved
-/// on demand. The cache's MiB, the subtrees' MiB, and how a refusal names the cache's.
-fn budget_split(is_book: bool, memory_mb: Option<u64>) -> (Option<u64>, Option<u64>, &'static str) {
-    const HALF: &str = "half of --memory-mb (a book's other half solves subtrees on demand)";
+/// What each part of verify's one memory budget gets.
+#[derive(Debug, PartialEq)]
+struct BudgetSplit {
+    /// The cache of slices below, in MiB (`None`: the default over `available`).
+    cache_mb: Option<u64>,
+    /// The memory the cache's default is taken from.
+    available: Option<u64>,
+    /// A book's subtrees solved on demand, in MiB.
+    on_demand_mb: Option<u64>,
+    /// How a refusal of the cache's budget names it.
+    name: &'static str,
+}
+
+/// One budget of `--memory-mb` MiB, or the default over `available` bytes: all of it
+/// for the cache of a full db's slices below; a book's split in half between that cache
+/// and the subtrees solved on demand (the default: each half taken over half of
+/// `available`).
+fn budget_split(is_book: bool, memory_mb: Option<u64>, available: Option<u64>) -> BudgetSplit {
     match (is_book, memory_mb) {
-        (false, mb) => (mb, mb, "--memory-mb"),
-        (true, Some(mb)) => (Some(mb / 2), Some((mb - mb / 2).max(1)), HALF),
+        (false, mb) => BudgetSplit {
+            cache_mb: mb,
+            available,
+            on_demand_mb: mb,
+            name: "--memory-mb",
+        },
+        (true, Some(mb)) => BudgetSplit {
+            cache_mb: Some(mb / 2),
+            available,
+            on_demand_mb: Some(mb - mb / 2),
+            name: "half of --memory-mb (a book's other half solves subtrees on demand)",
+        },
         (true, None) => {
-            let half = (default_budget(available_memory(), 0) >> 21).max(1);
-            (Some(half), Some(half), HALF)
+            let half = available.map(|a| a / 2);
+            BudgetSplit {
+                cache_mb: None,
+                available: half,
+                on_demand_mb: Some((default_budget(half, 0) >> 20).max(1)),
+                name: "--memory-mb",
+            }
         }
     }
 }
@@ -119,10 +149,14 @@ mod tests {
 
     #[test]
     fn a_books_budget_is_split_in_half_and_a_full_dbs_is_the_cache_s() {
-        assert_eq!(budget_split(false, Some(1000)).0, Some(1000));
-        let (cache, subtrees, _) = budget_split(true, Some(1001));
-        assert_eq!((cache, subtrees), (Some(500), Some(501)));
-        let (cache, subtrees, _) = budget_split(true, None);
-        assert_eq!(cache, subtrees);
+        let gib = Some(8u64 << 30);
+        let full = budget_split(false, Some(1000), gib);
+        assert_eq!((full.cache_mb, full.available), (Some(1000), gib));
+        let book = budget_split(true, Some(1001), gib);
+        assert_eq!((book.cache_mb, book.on_demand_mb), (Some(500), Some(501)));
+        // the default: each half from half the memory (here 2 GiB each of 8 available)
+        let book = budget_split(true, None, gib);
+        assert_eq!((book.cache_mb, book.available), (None, Some(4 << 30)));
+        assert_eq!(book.on_demand_mb, Some(2048));
     }
 }

@@ -106,14 +106,14 @@ pub fn run_arena<'b>(
                         return;
                     }
                 };
-                let mut oracle = CachedReader::cached(book, cache);
+                let mut reader = CachedReader::cached(book, cache);
                 while !stop.load(Ordering::Relaxed) {
                     let game = next.fetch_add(1, Ordering::Relaxed);
                     if game >= options.games {
                         break;
                     }
                     let played = play_game(
-                        &mut oracle,
+                        &mut reader,
                         bot.as_mut(),
                         options.seed,
                         game,

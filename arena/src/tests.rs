@@ -31,13 +31,13 @@ fn solved(dir: &Path, n: u8, objective: Objective) -> Book {
 /// here on; for `win`, the final outcome) and the exact expected sum of the decisions'
 /// losses, of the bot in `seat` from `state` on, against the equilibrium.
 fn traverse(
-    oracle: &mut CachedReader,
+    reader: &mut CachedReader,
     bot: &mut dyn Bot,
     seat: Seat,
     state: &GameState,
     history: &mut Vec<Round>,
 ) -> (f64, f64) {
-    let objective = oracle.objective();
+    let objective = reader.objective();
     if state.prizes.is_empty() {
         let own = match seat {
             Seat::A => state.diff,
@@ -51,7 +51,7 @@ fn traverse(
     let k = state.k() as f64;
     let (mut result, mut loss) = (0.0, 0.0);
     for upcard in state.prizes.iter() {
-        let game = oracle.revealed(state, upcard).unwrap();
+        let game = reader.revealed(state, upcard).unwrap();
         let request = Request::new(0, objective, seat, state, upcard, history);
         let (hand, other) = seat.hands(state);
         let p = bot.decide(&request).unwrap().probabilities(hand).unwrap();
@@ -83,7 +83,7 @@ fn traverse(
                     bid,
                     opponent_bid,
                 });
-                let (cr, cl) = traverse(oracle, bot, seat, &child, history);
+                let (cr, cl) = traverse(reader, bot, seat, &child, history);
                 history.pop();
                 r += weight * (won + cr);
                 l += weight * cl;
@@ -108,14 +108,14 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
         (5, Objective::Win),
     ] {
         let store = solved(dir.path(), n, objective);
-        let mut oracle = CachedReader::cached(&store, 1 << 24);
+        let mut reader = CachedReader::cached(&store, 1 << 24);
         let start = GameState::initial(n);
-        let value = oracle.value(&start).unwrap();
+        let value = reader.value(&start).unwrap();
         for agent in AGENTS {
             let mut exact_result = 0.0;
             for seat in [Seat::A, Seat::B] {
                 let mut bot = BuiltinBot::new(agent, &store, 1 << 20);
-                let (result, loss) = traverse(&mut oracle, &mut bot, seat, &start, &mut Vec::new());
+                let (result, loss) = traverse(&mut reader, &mut bot, seat, &start, &mut Vec::new());
                 assert!(
                     (result - (seat.own(value) - loss)).abs() <= 1e-12,
                     "{n} {objective} {agent:?} {seat:?}: result {result}, value {value}, loss {loss}"

@@ -127,10 +127,10 @@ fn main() -> ExitCode {
         let (rchar, disk) = reads_so_far();
         let start = Instant::now();
         let reads = SliceReads::reading_in_part_above(CACHE_BYTES, min_bytes);
-        let mut oracle = Reader::new(&store, reads);
+        let mut reader = Reader::new(&store, reads);
         let mut rng = StdRng::seed_from_u64(args.seed);
         let report = simulate(
-            &mut oracle,
+            &mut reader,
             Policy::Match,
             Policy::Optimal,
             args.games,

@@ -1,5 +1,5 @@
 //! The answers of the API, as plain blocking functions over one shared, read-only solved
-//! game ([`SharedOracle`]) and the games in play: each takes a decoded query and gives
+//! game ([`SharedReader`]) and the games in play: each takes a decoded query and gives
 //! the JSON of the answer or an [`ApiError`]. The value and strategy answers are those of
 //! `gops value --json` and `gops strategy --json` (the same `gops_db::read` code writes
 //! both); a step applies the round rules of `gops_common::rules`.
@@ -61,7 +61,7 @@ pub const MAX_GAMES: usize = 10_000;
 
 /// What the server answers from: the solved game and the games in play.
 pub struct Explorer {
-    oracle: SharedReader,
+    reader: SharedReader,
     plays: Mutex<PlayTable>,
 }
 
@@ -69,7 +69,7 @@ impl Explorer {
     /// An explorer over `book`, caching at most about `cache_bytes` of slices.
     pub fn new(book: Book, cache_bytes: usize) -> Explorer {
         Explorer {
-            oracle: SharedReader::new(book, cache_bytes),
+            reader: SharedReader::new(book, cache_bytes),
             plays: Mutex::new(PlayTable::new(MAX_GAMES)),
         }
     }
@@ -77,16 +77,16 @@ impl Explorer {
     /// `GET /api/solving`: the solves on demand under way (none in a full db), and the
     /// subtrees solved so far.
     pub fn solving(&self) -> Result<Value, ApiError> {
-        Ok(solving_json(self.oracle.book().below()))
+        Ok(solving_json(self.reader.book().below()))
     }
 
     pub fn n(&self) -> u8 {
-        self.oracle.book().n()
+        self.reader.book().n()
     }
 
     /// `GET /api/game`: `{"n","objective","complete"}`.
     pub fn game(&self) -> Result<Value, ApiError> {
-        let store = self.oracle.book().store();
+        let store = self.reader.book().store();
         let mut complete = true;
         for k in 1..=store.n() {
             complete &= store
@@ -104,17 +104,17 @@ impl Explorer {
     /// `GET /api/value`: what `gops value --json` prints for the same state.
     pub fn value(&self, query: &Query) -> Result<Value, ApiError> {
         let state = query.state(self.n())?;
-        let value = self.oracle.reader().value(&state)?;
-        Ok(value_json(self.oracle.book().objective(), &state, value))
+        let value = self.reader.reader().value(&state)?;
+        Ok(value_json(self.reader.book().objective(), &state, value))
     }
 
     /// `GET /api/strategy`: what `gops strategy --json` prints for the same state and
     /// upcard.
     pub fn strategy(&self, query: &Query) -> Result<Value, ApiError> {
         let (state, upcard) = self.state_and_upcard(query)?;
-        let game = self.oracle.reader().revealed(&state, upcard)?;
+        let game = self.reader.reader().revealed(&state, upcard)?;
         Ok(strategy_json(
-            self.oracle.book().objective(),
+            self.reader.book().objective(),
             &state,
             upcard,
             &game,
@@ -140,8 +140,8 @@ impl Explorer {
         let bid_a = bid("bid_a", state.a, "A")?;
         let bid_b = bid("bid_b", state.b, "B")?;
         let next = gops_common::rules::play_round(&state, upcard, bid_a, bid_b);
-        let value = self.oracle.reader().value(&next)?;
-        let mut answer = value_json(self.oracle.book().objective(), &next, value);
+        let value = self.reader.reader().value(&next)?;
+        let mut answer = value_json(self.reader.book().objective(), &next, value);
         answer["round"] = json!({
             "upcard": upcard,
             "bid_a": bid_a,
@@ -160,7 +160,7 @@ impl Explorer {
 
     /// The bot's probabilities of B's cards once `upcard` is up: B's optimal strategy.
     fn bot(&self, state: &GameState, upcard: u8) -> Result<Vec<f64>, ApiError> {
-        Ok(self.oracle.reader().revealed(state, upcard)?.strategy_b)
+        Ok(self.reader.reader().revealed(state, upcard)?.strategy_b)
     }
 
     fn plays(&self) -> std::sync::MutexGuard<'_, PlayTable> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use gops_common::budget::CacheSplit;
 use gops_common::shard::ShardError;
 use gops_coordinator::cluster::{Coordinator, CoordinatorConfig};
-use gops_coordinator::error::CoreError;
+use gops_coordinator::error::{CoreError, RunFailure};
 use gops_coordinator::report::observer::RunObserver;
 use gops_db::store::{LayerRecord, Store, StoreError};
 use tracing::info;
@@ -23,6 +23,10 @@ pub enum LocalError {
     Core(#[from] CoreError),
     #[error(transparent)]
     Solver(#[from] ShardError),
+    /// The coordinator recorded the run as failed (a store it cannot write, a shard no
+    /// worker gets past).
+    #[error(transparent)]
+    Failed(RunFailure),
     #[error("local cluster: {0}")]
     Runtime(String),
 }
@@ -160,7 +164,7 @@ pub(crate) fn outcome(
     started: Instant,
 ) -> Result<(Store, SolveOutcome), LocalError> {
     if let Some(failure) = core.failure() {
-        return Err(LocalError::Runtime(failure.to_string()));
+        return Err(LocalError::Failed(failure));
     }
     let (position, slices_this_run) = core.position();
     let games = core.games_this_run();

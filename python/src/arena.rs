@@ -71,7 +71,7 @@ pub fn arena_run(
     if games == 0 {
         return Err(value_error("games must be at least 1"));
     }
-    let shared = db.oracle()?;
+    let shared = db.reader()?;
     let raised = Arc::new(Mutex::new(None));
     let options = ArenaOptions {
         games,
@@ -122,7 +122,7 @@ pub fn arena_run(
 /// One game against the equilibrium, a decision at a time (what `gops.env` steps).
 #[pyclass(module = "gops")]
 pub struct ArenaGame {
-    oracle: Arc<SharedReader>,
+    reader: Arc<SharedReader>,
     playing: GameInPlay,
 }
 
@@ -141,19 +141,19 @@ impl ArenaGame {
                 )));
             }
         };
-        let oracle = db.oracle()?;
-        let book = oracle.book();
+        let reader = db.reader()?;
+        let book = reader.book();
         let playing = GameInPlay::new(book.n(), book.objective(), seed, game, seat);
-        Ok(ArenaGame { oracle, playing })
+        Ok(ArenaGame { reader, playing })
     }
 
     /// The JSON of the decision asked now (the next prize is turned up), or None once
     /// the game is over.
     fn request(&mut self, py: Python<'_>) -> PyResult<Option<String>> {
-        let (oracle, playing) = (&self.oracle, &mut self.playing);
+        let (reader, playing) = (&self.reader, &mut self.playing);
         let asked = py.detach(|| {
             playing
-                .next_request(&mut oracle.reader())
+                .next_request(&mut reader.reader())
                 .map(|r| r.map(|r| serde_json::to_string(r).expect("a request serialises")))
         });
         asked.map_err(query_error)

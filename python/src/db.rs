@@ -38,7 +38,7 @@ pub struct Db {
     path: PathBuf,
     n: u8,
     objective: &'static str,
-    oracle: Mutex<Option<Arc<SharedReader>>>,
+    reader: Mutex<Option<Arc<SharedReader>>>,
 }
 
 impl Db {
@@ -47,7 +47,7 @@ impl Db {
             path: book.store().path().to_path_buf(),
             n: book.n(),
             objective: book.objective().name(),
-            oracle: Mutex::new(Some(Arc::new(SharedReader::new(book, CACHE_BYTES)))),
+            reader: Mutex::new(Some(Arc::new(SharedReader::new(book, CACHE_BYTES)))),
         }
     }
 
@@ -65,9 +65,9 @@ impl Db {
             })
     }
 
-    /// The open oracle, or the error of a closed db.
-    pub fn oracle(&self) -> PyResult<Arc<SharedReader>> {
-        lock(&self.oracle)
+    /// The open reader, or the error of a closed db.
+    pub fn reader(&self) -> PyResult<Arc<SharedReader>> {
+        lock(&self.reader)
             .clone()
             .ok_or_else(|| DbError::new_err(format!("db {} is closed", self.path.display())))
     }
@@ -180,13 +180,13 @@ impl Db {
     /// layer's record from the full db, those below it solved on demand).
     #[getter]
     fn layers(&self) -> PyResult<Vec<Layer>> {
-        let oracle = self.oracle()?;
-        if let Some(book) = oracle.book().store().book() {
+        let reader = self.reader()?;
+        if let Some(book) = reader.book().store().book() {
             return Ok(book.layers.iter().cloned().map(Layer::from).collect());
         }
         let mut layers = Vec::new();
         for k in 1..=self.n {
-            match oracle.book().store().layer(k).map_err(store_error)? {
+            match reader.book().store().layer(k).map_err(store_error)? {
                 Some(record) => layers.push(Layer::from(record)),
                 None => break,
             }
@@ -213,8 +213,8 @@ impl Db {
         diff: i64,
     ) -> PyResult<f64> {
         let state = game_state(self.n, a, b, prizes, diff)?;
-        let oracle = self.oracle()?;
-        py.detach(|| oracle.reader().value(&state))
+        let reader = self.reader()?;
+        py.detach(|| reader.reader().value(&state))
             .map_err(query_error)
     }
 
@@ -232,12 +232,12 @@ impl Db {
     ) -> PyResult<Strategy> {
         let state = game_state(self.n, a, b, prizes, diff)?;
         let upcard = gops_db::read::parse_upcard(&state, upcard).map_err(value_error)?;
-        let oracle = self.oracle()?;
+        let reader = self.reader()?;
         state
-            .check_reachable(oracle.book().objective())
+            .check_reachable(reader.book().objective())
             .map_err(value_error)?;
         let game = py
-            .detach(|| oracle.reader().revealed(&state, upcard))
+            .detach(|| reader.reader().revealed(&state, upcard))
             .map_err(query_error)?;
         Ok(Strategy {
             upcard,
@@ -264,14 +264,14 @@ impl Db {
         all_diffs: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let k = self.layer_of(layer)?;
-        let oracle = self.oracle()?;
+        let reader = self.reader()?;
         let options = ExportOptions {
             layers: k..=k,
             concrete,
             all_diffs,
         };
         let (schema, batches) = py.detach(|| {
-            let store = oracle.book().store();
+            let store = reader.book().store();
             let mut sink = BatchCollector::new(store.n(), store.objective());
             export(store, &options, &mut sink, &mut |_| true).map_err(export_error)?;
             sink.finish().map_err(GopsError::new_err)
@@ -317,9 +317,9 @@ impl Db {
             concrete,
             all_diffs,
         };
-        let oracle = self.oracle()?;
+        let reader = self.reader()?;
         let summary = py.detach(|| {
-            export_file(oracle.book().store(), &options, format, &path, &mut |_| {
+            export_file(reader.book().store(), &options, format, &path, &mut |_| {
                 true
             })
             .map_err(file_export_error)
@@ -330,7 +330,7 @@ impl Db {
     /// Releases the db (and its lock, if it holds one); any later call raises
     /// `gops.DbError`.
     fn close(&self) {
-        lock(&self.oracle).take();
+        lock(&self.reader).take();
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -353,6 +353,9 @@ impl Db {
     }
 }
 
+/// The largest `memory_mb` taken, as the command line's `--memory-mb`.
+const MAX_MEMORY_MB: u64 = 1 << 24;
+
 /// How `gops.open` names the limits of solving on demand, in a refusal's advice.
 const OPEN_LIMITS: LimitNames = LimitNames {
     games: "max_on_demand_games (of gops.open)",
@@ -360,9 +363,9 @@ const OPEN_LIMITS: LimitNames = LimitNames {
 };
 
 /// Opens the db at `path` for reading (it must exist). A book solves the states below
-/// its layers on demand: subtrees estimated at up to `max_on_demand_games` matrix games
-/// (default 2e9), kept within `memory_mb` MiB (default 4096); a larger one is refused
-/// before any work.
+/// its layers on demand: subtrees estimated at up to `max_on_demand_games` matrix games,
+/// kept within `memory_mb` MiB (defaults: those of `OnDemandLimits`, as the command
+/// line's); a larger one is refused before any work.
 #[pyfunction]
 #[pyo3(signature = (path, max_on_demand_games = None, memory_mb = None))]
 pub fn open(
@@ -376,9 +379,13 @@ pub fn open(
         max_games: at_least_one("max_on_demand_games", max_on_demand_games)?
             .unwrap_or(defaults.max_games),
         memory_bytes: match at_least_one("memory_mb", memory_mb)? {
-            Some(mb) => mb.checked_mul(1 << 20).ok_or_else(|| {
-                value_error(format!("memory_mb {mb} is more than any machine has"))
-            })?,
+            // the command line's bound of --memory-mb
+            Some(mb) if mb > MAX_MEMORY_MB => {
+                return Err(value_error(format!(
+                    "memory_mb {mb} is more than {MAX_MEMORY_MB} (16 TiB)"
+                )));
+            }
+            Some(mb) => mb << 20,
             None => defaults.memory_bytes,
         },
         names: OPEN_LIMITS,

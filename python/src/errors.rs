@@ -3,6 +3,7 @@
 //! unfinished db a `gops.DbError`, the machine's own trouble an `OSError`, anything
 //! else a `gops.GopsError` (the base of `DbError`). Messages are the command line's.
 
+use gops_coordinator::error::RunFailure;
 use gops_db::export::ExportError;
 use gops_db::export::files::FileExportError;
 use gops_db::read::QueryError;
@@ -80,6 +81,10 @@ pub fn file_export_error(e: FileExportError) -> PyErr {
 pub fn local_error(e: LocalError) -> PyErr {
     match e {
         LocalError::Core(gops_coordinator::error::CoreError::Store(e)) => store_error(e),
+        // a full disk or an I/O error that stopped the run: an OSError, as a store's own
+        LocalError::Failed(failure @ RunFailure::StoreUnwritable { .. }) => {
+            PyOSError::new_err(failure.to_string())
+        }
         other => GopsError::new_err(other.to_string()),
     }
 }

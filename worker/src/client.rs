@@ -57,7 +57,7 @@ pub struct WorkerConfig {
 /// How a worker sizes its cache of dependency slices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheSize {
-    /// This many bytes (`--cache-mb`).
+    /// This many bytes (`--cache-mb`, or a local run's share of its memory).
     Bytes(usize),
     /// What the game's bounded need leaves of the process's memory budget of this many
     /// bytes (`--memory-mb`, or the default), known after hello from N and the objective.

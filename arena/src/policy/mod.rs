@@ -60,7 +60,7 @@ pub enum Side {
 pub fn bid_distribution(
     policy: Policy,
     side: Side,
-    oracle: &mut CachedReader,
+    reader: &mut CachedReader,
     state: &GameState,
     upcard: u8,
 ) -> Result<Vec<f64>, QueryError> {
@@ -72,7 +72,7 @@ pub fn bid_distribution(
     let pure = |card: u8| -> Vec<f64> { hand.iter().map(|c| f64::from(c == card)).collect() };
     Ok(match policy {
         Policy::Optimal => {
-            let game = oracle.revealed(state, upcard)?;
+            let game = reader.revealed(state, upcard)?;
             match side {
                 Side::A => game.strategy_a,
                 Side::B => game.strategy_b,
@@ -148,7 +148,7 @@ pub struct SimulationReport {
 
 /// Plays `games` games of `policy_a` against `policy_b`.
 pub fn simulate(
-    oracle: &mut CachedReader,
+    reader: &mut CachedReader,
     policy_a: Policy,
     policy_b: Policy,
     games: u64,
@@ -158,11 +158,11 @@ pub fn simulate(
     let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
     let (mut sum, mut sum_squares) = (0.0f64, 0.0f64);
     for game in 0..games {
-        let mut state = GameState::initial(oracle.n());
+        let mut state = GameState::initial(reader.n());
         while !state.prizes.is_empty() {
             let upcard = turn_up(state.prizes, rng);
-            let pa = bid_distribution(policy_a, Side::A, oracle, &state, upcard)?;
-            let pb = bid_distribution(policy_b, Side::B, oracle, &state, upcard)?;
+            let pa = bid_distribution(policy_a, Side::A, reader, &state, upcard)?;
+            let pb = bid_distribution(policy_b, Side::B, reader, &state, upcard)?;
             let a = draw(state.a, &pa, rng);
             let b = draw(state.b, &pb, rng);
             state = play_round(&state, upcard, a, b);
@@ -253,14 +253,14 @@ pub type Bidder<'b, E> = dyn FnMut(&mut CachedReader, &GameState, u8) -> Result<
 /// induction over the concrete states the game can reach.
 /// `progress` hears the number of states evaluated now and then.
 pub fn exploit(
-    oracle: &mut CachedReader,
+    reader: &mut CachedReader,
     policy: Policy,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Exploitation, QueryError> {
-    let mut bids = |oracle: &mut CachedReader, state: &GameState, upcard: u8| {
-        bid_distribution(policy, Side::A, oracle, state, upcard)
+    let mut bids = |reader: &mut CachedReader, state: &GameState, upcard: u8| {
+        bid_distribution(policy, Side::A, reader, state, upcard)
     };
-    exploit_bidder(oracle, &mut bids, false, progress)
+    exploit_bidder(reader, &mut bids, false, progress)
 }
 
 /// [`exploit`] for any bidder. With `reads_diff`, a `points` bidder is shown the score
@@ -268,14 +268,14 @@ pub fn exploit(
 /// it sees 0 and must not depend on it. `progress` hears the number of states evaluated
 /// now and then.
 pub fn exploit_bidder<E: From<QueryError>>(
-    oracle: &mut CachedReader,
+    reader: &mut CachedReader,
     bidder: &mut Bidder<'_, E>,
     reads_diff: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Exploitation, E> {
-    let start = GameState::initial(oracle.n());
-    let game_value = oracle.value(&start)?;
-    let objective = oracle.objective();
+    let start = GameState::initial(reader.n());
+    let game_value = reader.value(&start)?;
+    let objective = reader.objective();
     let mut induction = Induction {
         objective,
         keyed_on_diff: objective == Objective::Win || reads_diff,
@@ -283,7 +283,7 @@ pub fn exploit_bidder<E: From<QueryError>>(
         memo: HashMap::new(),
         progress,
     };
-    let policy_value = induction.value(oracle, &start)?;
+    let policy_value = induction.value(reader, &start)?;
     Ok(Exploitation {
         game_value,
         policy_value,
@@ -305,7 +305,7 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
     /// A's value of `state` when A follows the policy and B best-responds. For `points`
     /// it is the score still to come (the score so far is left out); for `win` it
     /// includes the score so far through `d`.
-    fn value(&mut self, oracle: &mut CachedReader, state: &GameState) -> Result<f64, E> {
+    fn value(&mut self, reader: &mut CachedReader, state: &GameState) -> Result<f64, E> {
         let d = if self.keyed_on_diff { state.diff } else { 0 };
         let remaining = state.prizes.sum() as i32;
         if state.prizes.is_empty() || (self.objective == Objective::Win && d.abs() > remaining) {
@@ -321,7 +321,7 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
         let at = GameState { diff: d, ..*state };
         let mut total = 0.0;
         for upcard in state.prizes.iter() {
-            let x = (self.bidder)(oracle, &at, upcard)?;
+            let x = (self.bidder)(reader, &at, upcard)?;
             let mut best = f64::INFINITY;
             for b in state.b.iter() {
                 let mut expected = 0.0;
@@ -334,7 +334,7 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
                         Objective::Points => f64::from(child.diff - at.diff),
                         Objective::Win => 0.0,
                     };
-                    expected += p * (now + self.value(oracle, &child)?);
+                    expected += p * (now + self.value(reader, &child)?);
                 }
                 best = best.min(expected);
             }

@@ -144,7 +144,7 @@ impl LayerEngine {
         root: (CardSet, i32),
     ) -> LayerEngine {
         LayerEngine {
-            subtree: Some(root),
+            subtree: (objective == Objective::Win).then_some(root),
             ..LayerEngine::between(objective, layout, below)
         }
     }

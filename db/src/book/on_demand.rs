@@ -3,7 +3,7 @@
 //! solved from the last round up ([`gops_common::subtree`]) with the db's engine and
 //! arithmetic, so every value and strategy is the full db's, bit for bit.
 //!
-//! One [`OnDemand`] serves every reader of a store handle, from any number of threads:
+//! One [`OnDemand`] serves every reader of its book, from any number of threads:
 //!
 //! * solved subtrees stay in memory, within a byte budget; the least recently used go
 //!   first when a new one needs the room;
@@ -214,11 +214,6 @@ impl OnDemand {
     /// The kernel's arithmetic of the book's values.
     pub fn pivot_start(&self) -> PivotStart {
         self.start
-    }
-
-    /// What it may solve.
-    pub fn limits(&self) -> OnDemandLimits {
-        self.limits
     }
 
     /// Subtrees solved since this solver was made.

@@ -59,14 +59,14 @@ fn book_of(full: &Book, dir: &Path, from: u8) -> (PathBuf, Book) {
 /// The book's answers for `states` against the full db's, bit for bit, through the
 /// one-shot queries and a cached reader.
 fn assert_same_answers(full: &Book, book: &Book, states: &[(GameState, u8)]) {
-    let mut oracle = CachedReader::cached(book, 1 << 24);
+    let mut reader = CachedReader::cached(book, 1 << 24);
     for (state, upcard) in states {
         let want = full.value(state).unwrap().to_bits();
         assert_eq!(book.value(state).unwrap().to_bits(), want, "{state:?}");
-        assert_eq!(oracle.value(state).unwrap().to_bits(), want, "{state:?}");
+        assert_eq!(reader.value(state).unwrap().to_bits(), want, "{state:?}");
         let want = bits(&full.revealed(state, *upcard).unwrap());
         assert_eq!(bits(&book.revealed(state, *upcard).unwrap()), want);
-        assert_eq!(bits(&oracle.revealed(state, *upcard).unwrap()), want);
+        assert_eq!(bits(&reader.revealed(state, *upcard).unwrap()), want);
     }
 }
 

@@ -27,7 +27,7 @@ pub enum FileFormat {
     Csv,
     /// One JSON object a line, with the field names of `gops strategy --json`.
     Jsonl,
-    /// Snappy-compressed columns with the Arrow schema of `export_arrow`.
+    /// Snappy-compressed columns with the Arrow schema of [`super::arrow`].
     Parquet,
     /// A `states` table (cards as texts) with an index, and a `meta` table.
     Sqlite,

@@ -2,7 +2,7 @@
 //! before the reveal and one row per upturned prize with that game's value, both optimal
 //! strategies (re-derived from the layer below, DESIGN §4) and the certificate. Rows are
 //! produced a batch of prize sets at a time, in parallel, and handed in order to a
-//! [`RowSink`] (the file formats are in `export_files`), so memory stays bounded whatever
+//! [`RowSink`] (the file formats are in [`files`]), so memory stays bounded whatever
 //! the size of the game.
 
 use std::ops::RangeInclusive;

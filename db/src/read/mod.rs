@@ -160,10 +160,6 @@ impl<'b, S: Slices> Reader<'b, S> {
         }
     }
 
-    pub fn book(&self) -> &'b Book {
-        self.book
-    }
-
     pub fn n(&self) -> u8 {
         self.book.n()
     }

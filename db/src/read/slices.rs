@@ -3,7 +3,7 @@
 //! that threads share ([`SharedReads`]). Through the caches, a lookup reads from the
 //! store only what it needs. A slice whose record is at most
 //! [`POINT_READ_MIN_BYTES`] is read whole, checked against its digest, decoded and kept
-//! in a cache of slices, as before; a larger one is read in part: its window table once
+//! in a cache of slices; a larger one is read in part: its window table once
 //! (kept in a cache of tables), then, for each lookup, the values of the patterns it
 //! needs, as a partial slice ([`gops_common::slice_table`]). On the 47 GB 13-card win db
 //! a middle-layer slice is several MB, while a lookup needs one pattern's values, or
@@ -34,7 +34,7 @@ pub const POINT_READ_MIN_BYTES: u64 = 1 << 20;
 const MERGE_GAP: u64 = 4096;
 
 /// A slice read in part: where its record lies, and its table.
-pub struct PartTable {
+struct PartTable {
     place: Place,
     table: SliceTable,
 }
@@ -113,7 +113,7 @@ impl PartTable {
 
 /// Where one slice is read from: whole, in memory, or in part, through its table.
 #[derive(Clone)]
-pub enum SliceSource {
+enum SliceSource {
     Whole(Arc<Slice>),
     Parts(Arc<PartTable>),
 }
@@ -121,12 +121,7 @@ pub enum SliceSource {
 impl SliceSource {
     /// Slice `rank` of layer `k` from `store` (nothing cached): in part when its record
     /// is larger than `min_bytes` (and the db keeps it in a data file), else whole.
-    pub fn load(
-        store: &Store,
-        k: u8,
-        rank: u32,
-        min_bytes: u64,
-    ) -> Result<SliceSource, QueryError> {
+    fn load(store: &Store, k: u8, rank: u32, min_bytes: u64) -> Result<SliceSource, QueryError> {
         if k > 0 {
             super::check_stored(store, k)?;
             let place = store.record_place(k, rank)?;
@@ -142,7 +137,7 @@ impl SliceSource {
 
     /// The slice, holding at least the canonical patterns `patterns` gives (asked for
     /// only when the slice is read in part).
-    pub fn slice(
+    fn slice(
         &self,
         store: &Store,
         k: u8,
@@ -194,12 +189,12 @@ impl SliceReads {
         }
     }
 
-    pub fn min_bytes(&self) -> u64 {
+    fn min_bytes(&self) -> u64 {
         self.min_bytes
     }
 
     /// What is kept of slice `rank` of layer `k`, if anything.
-    pub fn cached(&mut self, k: u8, rank: u32) -> Option<SliceSource> {
+    fn cached(&mut self, k: u8, rank: u32) -> Option<SliceSource> {
         if let Some(slice) = self.slices.get(k, rank) {
             return Some(SliceSource::Whole(slice));
         }
@@ -207,7 +202,7 @@ impl SliceReads {
     }
 
     /// Keeps `source` for slice `rank` of layer `k`.
-    pub fn keep(&mut self, k: u8, rank: u32, source: &SliceSource) {
+    fn keep(&mut self, k: u8, rank: u32, source: &SliceSource) {
         match source {
             SliceSource::Whole(slice) => self.slices.insert(k, rank, Arc::clone(slice)),
             SliceSource::Parts(part) => self.tables.insert(k, rank, Arc::clone(part)),

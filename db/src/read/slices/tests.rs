@@ -119,12 +119,12 @@ fn damage_found_by_a_part_read_is_an_error() {
     let book = solved_book(&path, 6, Objective::Win);
     let store = book.store();
     let (k, rank) = (4u8, 5u32);
-    let mut oracle_reads = reads(1 << 20, 0);
+    let mut kept = reads(1 << 20, 0);
     let source = SliceSource::load(store, k, rank, 0).unwrap();
     let SliceSource::Parts(part) = &source else {
         panic!("read in part")
     };
-    oracle_reads.keep(k, rank, &source);
+    kept.keep(k, rank, &source);
     // a value out of range, written over the first stored value of a pattern
     let p = (0..part.table.shape().patterns)
         .find(|&p| !part.table.values_at(p).is_empty())
@@ -136,7 +136,7 @@ fn damage_found_by_a_part_read_is_an_error() {
         .open(path.join(format!("slices-{k:02}.dat")))
         .unwrap();
     file.write_all_at(&2.5f64.to_le_bytes(), at).unwrap();
-    let err = oracle_reads.slice(&book, k, rank, &|| vec![p]).unwrap_err();
+    let err = kept.slice(&book, k, rank, &|| vec![p]).unwrap_err();
     assert!(
         matches!(
             err,
@@ -147,12 +147,12 @@ fn damage_found_by_a_part_read_is_an_error() {
     assert!(err.to_string().contains("out of range"), "{err}");
     // the other patterns still read
     let other = (0..part.table.shape().patterns).find(|&q| q != p).unwrap();
-    oracle_reads.slice(&book, k, rank, &|| vec![other]).unwrap();
+    kept.slice(&book, k, rank, &|| vec![other]).unwrap();
     // the data file cut short: the bytes are missing, which is damage too
     file.set_len(part.place.offset + 60).unwrap();
     let damaged =
         |err: &QueryError| matches!(err, QueryError::Store(StoreError::DamagedSlice { .. }));
-    let err = oracle_reads.slice(&book, k, rank, &|| vec![p]).unwrap_err();
+    let err = kept.slice(&book, k, rank, &|| vec![p]).unwrap_err();
     assert!(damaged(&err), "{err}");
     // a table loaded afresh from a record cut short
     let err = SliceSource::load(store, k, rank, 0).err().unwrap();
