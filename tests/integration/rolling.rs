@@ -141,3 +141,25 @@ fn a_rolling_solve_resumed_ends_as_the_book_of_the_full_solve() {
         assert_eq!(kept(&rolling), before);
     }
 }
+
+/// A rolling solve that keeps only the top layer ends by showing its opening as a full
+/// solve does: the layer below, which it released, is read as a book reads it (solved
+/// on demand), not as missing from the writer's store.
+#[test]
+fn a_rolling_solve_keeping_only_the_top_layer_shows_the_full_solves_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let (full, rolling) = (dir.path().join("full"), dir.path().join("rolling"));
+    let opening = |db: &Path, extra: &[&str]| {
+        let mut args = vec!["solve", "--n", "6", "--objective", "win"];
+        args.extend_from_slice(&["--db", db.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let out = gops_ok(&args);
+        // the value and the first bids, before the summary's timings
+        out.lines().take(8).collect::<Vec<_>>().join("\n")
+    };
+    let want = opening(&full, &[]);
+    assert!(want.starts_with("value of the game for A: 0"), "{want}");
+    assert_eq!(opening(&rolling, &["--keep-from-layer", "6"]), want);
+    assert!(!has_layer_files(&rolling, 5), "layer 5 released");
+    assert_eq!(checksums(&rolling), checksums(&full));
+}
