@@ -76,15 +76,8 @@ pub fn run(args: SolveArgs) -> Result<(), Failure> {
             args.db.display()
         ))),
         SolveOutcome::Complete(summary) => {
-            // a rolling solve's db is a book now, its released layers solved on demand:
-            // read as one, as every reader opens it (the writer's handle does not know)
             let reading = crate::db_open::read_options(&crate::args::OnDemandArgs::default());
-            let book = if store.keep_from_layer().is_some() {
-                drop(store);
-                crate::db_open::open_reader(&args.db, &reading)?
-            } else {
-                Book::of(store, &reading)
-            };
+            let book = Book::after_solve(store, &reading)?;
             // what a player wants first: the value and the first moves
             if !args.no_first_moves {
                 crate::out!("{}", Opening::of(&book)?);

@@ -374,6 +374,19 @@ pub fn open(
     max_on_demand_games: Option<u64>,
     memory_mb: Option<u64>,
 ) -> PyResult<Db> {
+    let options = read_options(max_on_demand_games, memory_mb)?;
+    let book = py
+        .detach(|| Book::open(&path, &options))
+        .map_err(store_error)?;
+    Ok(Db::from_book(book))
+}
+
+/// What `gops.open`'s limits let a book solve on demand (`None`: the defaults), named as
+/// its parameters in a refusal.
+pub fn read_options(
+    max_on_demand_games: Option<u64>,
+    memory_mb: Option<u64>,
+) -> PyResult<ReadOptions> {
     let defaults = OnDemandLimits::default();
     let limits = OnDemandLimits {
         max_games: at_least_one("max_on_demand_games", max_on_demand_games)?
@@ -390,14 +403,10 @@ pub fn open(
         },
         names: OPEN_LIMITS,
     };
-    let options = ReadOptions {
+    Ok(ReadOptions {
         limits,
         ..ReadOptions::default()
-    };
-    let book = py
-        .detach(|| Book::open(&path, &options))
-        .map_err(store_error)?;
-    Ok(Db::from_book(book))
+    })
 }
 
 /// `value`, refused when it is 0.

@@ -198,14 +198,11 @@ pub fn solve(
         match outcome {
             SolveOutcome::Complete(_) => {
                 report(true)?;
-                if store.keep_from_layer().is_none() {
-                    let book = gops_db::book::Book::of(store, &Default::default());
-                    return Ok(Db::from_book(book));
-                }
-                // a rolling solve's db is a book now: read as one, layers below solved on
-                // demand
-                drop(store);
-                crate::db::open(py, db, None, None)
+                let options = crate::db::read_options(None, None)?;
+                let book = py
+                    .detach(|| gops_db::book::Book::after_solve(store, &options))
+                    .map_err(store_error)?;
+                Ok(Db::from_book(book))
             }
             SolveOutcome::Interrupted {
                 layer,

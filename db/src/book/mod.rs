@@ -71,6 +71,19 @@ impl Book {
         }
     }
 
+    /// The db a solve has just completed, from the solve's own handle: a rolling
+    /// solve's db (a book now, its released layers solved on demand) opened again as
+    /// every reader opens it, since the writer's handle does not know the book it has
+    /// become; any other read through the handle.
+    pub fn after_solve(store: Store, options: &ReadOptions) -> Result<Book, StoreError> {
+        if store.keep_from_layer().is_none() {
+            return Ok(Book::of(store, options));
+        }
+        let path = store.path().to_path_buf();
+        drop(store);
+        Book::open(&path, options)
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

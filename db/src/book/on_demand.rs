@@ -211,11 +211,6 @@ impl OnDemand {
         self.from_layer
     }
 
-    /// The kernel's arithmetic of the book's values.
-    pub fn pivot_start(&self) -> PivotStart {
-        self.start
-    }
-
     /// Subtrees solved since this solver was made.
     pub fn solves(&self) -> u64 {
         self.solves.load(Ordering::Relaxed)
