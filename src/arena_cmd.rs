@@ -1,5 +1,5 @@
-//! `gops arena`: a bot (a program speaking JSON lines, a service behind a URL, or a
-//! built-in rule) plays the equilibrium of a db in both seats; the report gives the mean
+//! `gops arena`: a bot (a program speaking JSON lines, a service behind a URL, or an
+//! agent of the vocabulary) plays the equilibrium of a db in both seats; the report gives the mean
 //! result, the mean summed decision loss, where the loss falls and the worst decisions
 //! (`gops_arena` does the work; this is the command line's glue).
 
@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use gops_arena::bot::{Bot, Builtin, BuiltinBot};
+use gops_arena::agent::{Agent, AgentBot};
+use gops_arena::bot::Bot;
 use gops_arena::http::HttpBot;
 use gops_arena::process::ProcessBot;
 use gops_arena::report::decision_json;
 use gops_arena::run::{ArenaError, ArenaOptions, run_arena};
 
-use crate::args::{OnDemandArgs, threads_or_all_cores};
+use crate::args::{OnDemandArgs, agent_arg, threads_or_all_cores};
 use crate::db_open::read_options;
 use crate::failure::Failure;
 
@@ -31,10 +32,10 @@ pub struct ArenaArgs {
     /// The bot as a service: one HTTP POST of the same JSON per decision (http:// only).
     #[arg(long)]
     pub bot_url: Option<String>,
-    /// A built-in player instead: uniform, upcard, upcard-plus-one, equilibrium or
-    /// equilibrium-pure.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Builtin::ALL.map(Builtin::name)))]
-    pub builtin: Option<String>,
+    /// An agent of the vocabulary instead: uniform, upcard, upcard-plus-one, greedy,
+    /// equilibrium, equilibrium-pure, or a mixture such as 0.6*upcard+0.4*uniform.
+    #[arg(long, value_name = "AGENT", value_parser = agent_arg)]
+    pub builtin: Option<Agent>,
     /// Number of games; the bot's seat alternates, A in even games.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub games: u64,
@@ -60,7 +61,8 @@ enum Player {
     Program(String),
     /// A service behind a URL.
     Service(String),
-    Builtin(Builtin),
+    /// An agent of the vocabulary.
+    Agent(Agent),
 }
 
 impl Player {
@@ -74,9 +76,7 @@ impl Player {
             (None, Some(url), None) => Err(Failure::Usage(format!(
                 "--bot-url {url:?}: only http:// URLs (a TLS service goes behind a local proxy)"
             ))),
-            (None, None, Some(name)) => Builtin::from_name(name)
-                .map(Player::Builtin)
-                .ok_or_else(|| Failure::Usage(format!("--builtin {name:?}: no such player"))),
+            (None, None, Some(agent)) => Ok(Player::Agent(agent.clone())),
             _ => Err(Failure::Usage(
                 "give exactly one of --bot, --bot-url and --builtin".into(),
             )),
@@ -87,7 +87,7 @@ impl Player {
         match self {
             Player::Program(command) => format!("the bot `{command}`"),
             Player::Service(url) => format!("the bot at {url}"),
-            Player::Builtin(rule) => format!("the built-in `{}`", rule.name()),
+            Player::Agent(agent) => format!("the built-in `{agent}`"),
         }
     }
 }
@@ -105,7 +105,9 @@ pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
         Ok(match &player {
             Player::Program(command) => Box::new(ProcessBot::new(command, limit)),
             Player::Service(url) => Box::new(HttpBot::new(url, limit)),
-            Player::Builtin(rule) => Box::new(BuiltinBot::new(*rule, &book, CACHE_BYTES / threads)),
+            Player::Agent(agent) => {
+                Box::new(AgentBot::new(agent.clone(), &book, CACHE_BYTES / threads))
+            }
         })
     };
     let options = ArenaOptions {

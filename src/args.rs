@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
+use gops_arena::agent::Agent;
 use gops_common::Objective;
 use gops_coordinator::config::VerifyMode;
 
@@ -429,25 +430,16 @@ pub struct PlayArgs {
     /// Show the bot's probabilities before every bid without being asked.
     #[arg(long)]
     pub show_probabilities: bool,
+    /// The bot's agent (the names of `simulate`).
+    #[arg(long, value_name = "AGENT", default_value = "equilibrium", value_parser = agent_arg)]
+    pub opponent: Agent,
     #[command(flatten)]
     pub on_demand: OnDemandArgs,
 }
 
-/// A way of bidding, for `simulate` and `exploit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyArg {
-    /// The equilibrium strategy from the db.
-    Optimal,
-    /// A remaining card uniformly at random.
-    Random,
-    /// The card equal to the prize (the nearest held card, lower on ties, once it is
-    /// gone).
-    Match,
-    /// The i-th highest remaining card on the i-th highest remaining prize.
-    Greedy,
-    /// The card one above the prize (the nearest held card, lower on ties, once it is
-    /// gone).
-    PlusOne,
+/// An agent of the vocabulary (`gops_arena::agent`), by name, alias or mixture.
+pub fn agent_arg(text: &str) -> Result<Agent, String> {
+    Agent::parse(text).map_err(|e| e.to_string())
 }
 
 #[derive(Args)]
@@ -455,12 +447,14 @@ pub struct SimulateArgs {
     /// Database directory of a solved game.
     #[arg(long)]
     pub db: PathBuf,
-    /// A's policy.
-    #[arg(long, value_enum)]
-    pub a: PolicyArg,
-    /// B's policy.
-    #[arg(long, value_enum)]
-    pub b: PolicyArg,
+    /// A's agent: uniform, upcard, upcard-plus-one, greedy, equilibrium,
+    /// equilibrium-pure, or a mixture such as 0.6*upcard+0.4*uniform (the old names
+    /// optimal, random, match and plus-one still work).
+    #[arg(long, value_name = "AGENT", value_parser = agent_arg)]
+    pub a: Agent,
+    /// B's agent (as A's).
+    #[arg(long, value_name = "AGENT", value_parser = agent_arg)]
+    pub b: Agent,
     /// Number of games.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub games: u64,
@@ -479,9 +473,10 @@ pub struct ExploitArgs {
     /// Database directory of a solved game.
     #[arg(long)]
     pub db: PathBuf,
-    /// The fixed policy (played as A; the game is symmetric).
-    #[arg(long, value_enum)]
-    pub policy: PolicyArg,
+    /// The agent, played as A (the game is symmetric): any agent that bids by the state
+    /// (the names of `simulate`).
+    #[arg(long, visible_alias = "agent", value_name = "AGENT", value_parser = agent_arg)]
+    pub policy: Agent,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

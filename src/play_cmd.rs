@@ -1,15 +1,15 @@
-//! `gops play`: a game in the terminal against the optimal strategy. The player is A,
-//! the bot is B and bids from its equilibrium mixed strategy, drawn before the player's
-//! bid is read. Works the same with stdin a pipe (scripts, tests): every line is one
+//! `gops play`: a game in the terminal against an agent (the equilibrium by default),
+//! stepped through the arena's [`Table`]. The player is A, the bot is B; its bid is
+//! drawn before the player's is read. Works the same with stdin a pipe (scripts, tests): every line is one
 //! answer, anything unreadable is asked again, end of input ends the game.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use gops_arena::policy::{Policy, Side, bid_distribution};
+use gops_arena::agent::Player;
+use gops_arena::protocol::Seat;
+use gops_arena::table::Table;
 use gops_common::cards::CardSet;
 use gops_common::human::strategy_line;
-use gops_common::rules::{draw, play_round, turn_up};
-use gops_common::state::GameState;
 use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -33,11 +33,16 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
     let io = |e: std::io::Error| Failure::Runtime(format!("cannot write to the terminal: {e}"));
 
     let n = reader.n();
-    let mut state = GameState::initial(n);
-    let start_value = reader.value(&state)?;
+    let mut table = Table::new(n, reader.objective());
+    let mut bot = Player::new(args.opponent.clone());
+    let start_value = reader.value(table.state())?;
+    let plays = match bot.agent().name().as_str() {
+        "equilibrium" => "the equilibrium".to_string(),
+        name => format!("`{name}`"),
+    };
     writeln!(
         out,
-        "GOPS with {n} cards, objective {} (seed {seed}). You are A; the bot plays the equilibrium.",
+        "GOPS with {n} cards, objective {} (seed {seed}). You are A; the bot plays {plays}.",
         reader.objective()
     )
     .map_err(io)?;
@@ -47,14 +52,14 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
     )
     .map_err(io)?;
 
-    let (mut yours, mut bots) = (0u32, 0u32);
-    let mut round = 0;
     let mut quit = false;
-    while !state.prizes.is_empty() && !quit {
-        round += 1;
-        let upcard = turn_up(state.prizes, &mut rng);
-        let bot_strategy = bid_distribution(Policy::Optimal, Side::B, &mut reader, &state, upcard)?;
-        let bot_bid = draw(state.b, &bot_strategy, &mut rng);
+    while !table.is_over() && !quit {
+        let round = table.round();
+        let upcard = table.turn_up(&mut rng);
+        let bot_strategy = bot.probabilities(&mut reader, &table.request(0, Seat::B))?;
+        let bot_bid = table.draw(Seat::B, &bot_strategy, &mut rng);
+        let state = *table.state();
+        let (yours, bots) = table.taken();
         writeln!(
             out,
             "\nround {round}: prize {upcard} turned up (prizes left after it: {})",
@@ -103,34 +108,29 @@ pub fn run(args: PlayArgs) -> Result<(), Failure> {
             }
         };
         let Some(bid) = bid else { break };
-        let outcome = match bid.cmp(&bot_bid) {
-            std::cmp::Ordering::Greater => {
-                yours += u32::from(upcard);
-                format!("you win {upcard}")
-            }
-            std::cmp::Ordering::Less => {
-                bots += u32::from(upcard);
-                format!("the bot wins {upcard}")
-            }
-            std::cmp::Ordering::Equal => format!("a tie: nobody wins {upcard}"),
+        let played = table.play(bid, bot_bid).expect("both bids are held cards");
+        let outcome = match played.winner() {
+            Some(Seat::A) => format!("you win {upcard}"),
+            Some(Seat::B) => format!("the bot wins {upcard}"),
+            None => format!("a tie: nobody wins {upcard}"),
         };
         writeln!(
             out,
             "round {round}: prize {upcard}, you bid {bid}, bot bid {bot_bid}: {outcome}"
         )
         .map_err(io)?;
-        state = play_round(&state, upcard, bid, bot_bid);
     }
 
     writeln!(out).map_err(io)?;
+    let (yours, bots) = table.taken();
     if quit {
         // an unfinished game has no winner: say where it stood, not who "won"
-        let played = round - 1;
+        let played = table.round() - 1;
         let rounds = if played == 1 { "round" } else { "rounds" };
         writeln!(
             out,
             "game abandoned after {played} {rounds}, {} prizes unplayed: score you {yours}, bot {bots} (no result)",
-            state.prizes.len()
+            table.state().prizes.len()
         )
         .map_err(io)?;
         return Ok(());

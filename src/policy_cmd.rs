@@ -1,40 +1,30 @@
-//! `gops simulate` and `gops exploit`: policies against each other in many random games,
-//! and a policy against its best response, exactly.
+//! `gops simulate` and `gops exploit`: agents against each other in many random games,
+//! and an agent against its best response, exactly.
 
-use gops_arena::policy::{
-    EXPLOIT_STATE_LIMIT, Policy, PolicyExploitation, Simulation, concrete_state_count,
-    exploit as exploit_policy, simulate as simulate_policies,
+use gops_arena::measure::{
+    EXPLOIT_STATE_LIMIT, PolicyExploitation, Simulation, concrete_state_count,
+    exploit as exploit_agent, simulate as simulate_agents,
 };
 use gops_common::human::count;
 use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::args::{ExploitArgs, PolicyArg, SimulateArgs};
+use crate::args::{ExploitArgs, SimulateArgs};
 use crate::db_open::read_options;
 use crate::failure::Failure;
 
 /// Slices kept in memory while playing.
 const CACHE_BYTES: usize = 1 << 30;
 
-fn policy(arg: PolicyArg) -> Policy {
-    match arg {
-        PolicyArg::Optimal => Policy::Optimal,
-        PolicyArg::Random => Policy::Random,
-        PolicyArg::Match => Policy::Match,
-        PolicyArg::Greedy => Policy::Greedy,
-        PolicyArg::PlusOne => Policy::PlusOne,
-    }
-}
-
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
-    let (a, b) = (policy(args.a), policy(args.b));
+    let (a, b) = (&args.a, &args.b);
     let bar = crate::progress::count_bar(args.games, "games");
-    let report = simulate_policies(&mut reader, a, b, args.games, &mut rng, &mut |done| {
+    let report = simulate_agents(&mut reader, a, b, args.games, &mut rng, &mut |done| {
         bar.set_position(done)
     });
     bar.finish_and_clear();
@@ -67,9 +57,9 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
         )));
     }
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
-    let p = policy(args.policy);
+    let p = &args.policy;
     let bar = crate::progress::spinner("exploit");
-    let result = exploit_policy(&mut reader, p, &mut |states| {
+    let result = exploit_agent(&mut reader, p, &mut |states| {
         bar.set_message(format!("{} states evaluated", count(states)));
     });
     bar.finish_and_clear();

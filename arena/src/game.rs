@@ -1,10 +1,9 @@
-//! One game of the arena: the bot in one seat, the equilibrium (from the db) in the
-//! other, the upcards and both players' draws from the game's own seed, so that a game
+//! One game of the arena, stepped through [`crate::table::Table`]: the bot in one seat,
+//! the equilibrium (from the db) in the other, the upcards and both players' draws from the game's own seed, so that a game
 //! is the same whatever thread plays it. Each decision is recorded with its exact loss
 //! ([`crate::loss`]); a bot's fault forfeits the game.
 
 use gops_common::objective::Objective;
-use gops_common::rules::{draw, play_round, turn_up};
 use gops_common::state::GameState;
 use gops_db::read::{QueryError, Reader, RevealedGame, Slices};
 use rand::SeedableRng;
@@ -12,7 +11,8 @@ use rand::rngs::StdRng;
 
 use crate::bot::{Bot, NoReply};
 use crate::loss::decision_loss;
-use crate::protocol::{BotFault, Reply, Request, Round, Seat};
+use crate::protocol::{BotFault, Reply, Request, Seat};
+use crate::table::Table;
 
 /// One decision of the bot.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,17 +65,7 @@ pub fn game_seed(seed: u64, game: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The bot's result of a finished game whose final A-minus-B score is `diff`.
-pub fn result_of(objective: Objective, seat: Seat, diff: i32) -> f64 {
-    let own = match seat {
-        Seat::A => diff,
-        Seat::B => -diff,
-    };
-    match objective {
-        Objective::Win => f64::from(own.signum()),
-        Objective::Points => f64::from(own),
-    }
-}
+pub use crate::table::result_of;
 
 /// A game being played, one decision at a time: [`GameInPlay::next_request`] turns up
 /// the next prize and says what the bot is asked, [`GameInPlay::answer`] plays the
@@ -84,9 +74,7 @@ pub fn result_of(objective: Objective, seat: Seat, diff: i32) -> f64 {
 pub struct GameInPlay {
     game: u64,
     seat: Seat,
-    objective: Objective,
-    state: GameState,
-    history: Vec<Round>,
+    table: Table,
     decisions: Vec<Decision>,
     rng: StdRng,
     /// The request asked and its revealed game, until it is answered.
@@ -101,9 +89,7 @@ impl GameInPlay {
         GameInPlay {
             game,
             seat,
-            objective,
-            state: GameState::initial(n),
-            history: Vec::new(),
+            table: Table::new(n, objective),
             decisions: Vec::new(),
             rng: StdRng::seed_from_u64(game_seed(seed, game)),
             pending: None,
@@ -121,16 +107,9 @@ impl GameInPlay {
             return Ok(None);
         }
         if self.pending.is_none() {
-            let upcard = turn_up(self.state.prizes, &mut self.rng);
-            let revealed = referee.revealed(&self.state, upcard)?;
-            let request = Request::new(
-                self.game,
-                self.objective,
-                self.seat,
-                &self.state,
-                upcard,
-                &self.history,
-            );
+            let upcard = self.table.turn_up(&mut self.rng);
+            let revealed = referee.revealed(self.table.state(), upcard)?;
+            let request = self.table.request(self.game, self.seat);
             self.pending = Some((request, revealed));
         }
         Ok(self.pending.as_ref().map(|(request, _)| request))
@@ -142,8 +121,8 @@ impl GameInPlay {
     /// Panics if no request is pending (a caller's bug, not input).
     pub fn answer(&mut self, answer: Result<Reply, BotFault>) -> &Decision {
         let (request, revealed) = self.pending.take().expect("a request is pending");
-        let (seat, state, upcard) = (self.seat, self.state, request.upcard);
-        let (hand, other) = seat.hands(&state);
+        let (seat, state, upcard) = (self.seat, *self.table.state(), request.upcard);
+        let objective = self.table.objective();
         let value = seat.own(revealed.value);
         let mut decision = Decision {
             game: self.game,
@@ -158,43 +137,38 @@ impl GameInPlay {
             loss: 0.0,
             fault: None,
         };
-        match answer.and_then(|r| r.probabilities(hand)) {
+        match answer.and_then(|r| r.probabilities(seat.hands(&state).0)) {
             Err(fault) => {
-                let worst_left = match self.objective {
+                let worst_left = match objective {
                     Objective::Win => -1.0,
                     Objective::Points => -f64::from(state.prizes.sum()),
                 };
                 decision.loss = value - worst_left;
                 decision.fault = Some(fault);
-                self.result = Some(match self.objective {
+                self.result = Some(match objective {
                     Objective::Win => -1.0,
                     Objective::Points => f64::from(request.diff) + worst_left,
                 });
             }
             Ok(probabilities) => {
                 decision.loss = decision_loss(seat, &revealed, &probabilities);
-                let equilibrium = match seat {
-                    Seat::A => &revealed.strategy_b,
-                    Seat::B => &revealed.strategy_a,
+                let (other, equilibrium) = match seat {
+                    Seat::A => (Seat::B, &revealed.strategy_b),
+                    Seat::B => (Seat::A, &revealed.strategy_a),
                 };
-                let bid = draw(hand, &probabilities, &mut self.rng);
-                let opponent_bid = draw(other, equilibrium, &mut self.rng);
+                let bid = self.table.draw(seat, &probabilities, &mut self.rng);
+                let opponent_bid = self.table.draw(other, equilibrium, &mut self.rng);
                 decision.probabilities = probabilities;
                 decision.bid = Some(bid);
                 decision.opponent_bid = Some(opponent_bid);
-                self.history.push(Round {
-                    prize: upcard,
-                    bid,
-                    opponent_bid,
-                });
                 let (a, b) = match seat {
                     Seat::A => (bid, opponent_bid),
                     Seat::B => (opponent_bid, bid),
                 };
-                self.state = play_round(&state, upcard, a, b);
-                if self.state.prizes.is_empty() {
-                    self.result = Some(result_of(self.objective, seat, self.state.diff));
-                }
+                self.table
+                    .play(a, b)
+                    .expect("both bids were drawn from the hands");
+                self.result = self.table.result(seat);
             }
         }
         self.decisions.push(decision);

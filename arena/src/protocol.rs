@@ -118,6 +118,46 @@ impl Request {
     pub fn hand_set(&self) -> CardSet {
         CardSet::from_cards(&self.hand)
     }
+
+    /// The state of the db it asks about (A's hand, B's hand, A's score minus B's).
+    pub fn state(&self) -> GameState {
+        let (own, other) = (self.hand_set(), CardSet::from_cards(&self.opponent_hand));
+        let (a, b, diff) = match self.seat {
+            Seat::A => (own, other, self.diff),
+            Seat::B => (other, own, -self.diff),
+        };
+        GameState {
+            n: self.n,
+            a,
+            b,
+            prizes: CardSet::from_cards(&self.prizes),
+            diff,
+        }
+    }
+
+    /// The same decision asked of the opponent: hands, score and bids seen from the
+    /// other seat.
+    pub fn mirrored(&self) -> Request {
+        Request {
+            seat: match self.seat {
+                Seat::A => Seat::B,
+                Seat::B => Seat::A,
+            },
+            hand: self.opponent_hand.clone(),
+            opponent_hand: self.hand.clone(),
+            diff: -self.diff,
+            history: self
+                .history
+                .iter()
+                .map(|r| Round {
+                    prize: r.prize,
+                    bid: r.opponent_bid,
+                    opponent_bid: r.bid,
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
 
 /// A bot's answer: one card, or a probability for each card it may play (cards left out
@@ -163,7 +203,57 @@ impl BotFault {
     }
 }
 
+/// Checks an answer's probabilities, one for each card of `hand` (ascending), given as
+/// (card, probability) pairs (a card may come more than once: its probabilities add):
+/// each finite and at least 0, every card in the hand, summing to 1 within
+/// [`SUM_TOLERANCE`] (then scaled to 1). The one check of an agent's distribution, for
+/// the bot protocol and Python's agents alike.
+pub fn check_distribution(
+    hand: CardSet,
+    pairs: impl IntoIterator<Item = (u8, f64)>,
+) -> Result<Vec<f64>, BotFault> {
+    let cards = hand.to_vec();
+    let mut p = vec![0.0; cards.len()];
+    for (card, q) in pairs {
+        let Some(at) = cards.iter().position(|&c| c == card) else {
+            return Err(BotFault::Illegal(format!(
+                "a probability for card {card}, not in the hand {cards:?}"
+            )));
+        };
+        if !q.is_finite() || q < 0.0 {
+            return Err(BotFault::Illegal(format!(
+                "the probability {q} of card {card}"
+            )));
+        }
+        p[at] += q;
+    }
+    let sum: f64 = p.iter().sum();
+    if (sum - 1.0).abs() > SUM_TOLERANCE {
+        return Err(BotFault::Illegal(format!(
+            "the probabilities sum to {sum}, not 1"
+        )));
+    }
+    Ok(p.iter().map(|q| q / sum).collect())
+}
+
 impl Reply {
+    /// The reply that plays `probabilities` over `hand` (ascending): a bid when one card
+    /// is certain, else the distribution.
+    pub fn of_probabilities(hand: &[u8], probabilities: &[f64]) -> Reply {
+        if let Some(at) = probabilities.iter().position(|&p| p == 1.0)
+            && probabilities.iter().filter(|&&p| p != 0.0).count() == 1
+        {
+            return Reply::Bid { bid: hand[at] };
+        }
+        Reply::Distribution {
+            distribution: hand
+                .iter()
+                .map(|c| c.to_string())
+                .zip(probabilities.iter().copied())
+                .collect(),
+        }
+    }
+
     /// A reply from one line of JSON.
     pub fn parse(line: &str) -> Result<Reply, BotFault> {
         let line = line.trim();
@@ -186,30 +276,14 @@ impl Reply {
                 Ok(cards.iter().map(|&c| f64::from(c == *bid)).collect())
             }
             Reply::Distribution { distribution } => {
-                let mut p = vec![0.0; cards.len()];
+                let mut pairs = Vec::with_capacity(distribution.len());
                 for (key, &q) in distribution {
                     let card: u8 = key.trim().parse().map_err(|_| {
                         BotFault::Malformed(format!("the key {key:?} is not a card number"))
                     })?;
-                    let Some(at) = cards.iter().position(|&c| c == card) else {
-                        return Err(BotFault::Illegal(format!(
-                            "a probability for card {card}, not in the hand {cards:?}"
-                        )));
-                    };
-                    if !q.is_finite() || q < 0.0 {
-                        return Err(BotFault::Illegal(format!(
-                            "the probability {q} of card {card}"
-                        )));
-                    }
-                    p[at] += q;
+                    pairs.push((card, q));
                 }
-                let sum: f64 = p.iter().sum();
-                if (sum - 1.0).abs() > SUM_TOLERANCE {
-                    return Err(BotFault::Illegal(format!(
-                        "the probabilities sum to {sum}, not 1"
-                    )));
-                }
-                Ok(p.iter().map(|q| q / sum).collect())
+                check_distribution(hand, pairs)
             }
         }
     }

@@ -12,13 +12,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::game::{Decision, GameRecord};
+use crate::stats::Moments;
 
 mod text;
 
 pub use text::SummaryText;
-
-/// The normal quantile of a two-sided 95 % interval.
-pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Worst decisions and fault lines kept for the summary.
 pub const WORST_KEPT: usize = 10;
@@ -63,40 +61,6 @@ pub fn decision_json(d: &Decision) -> Value {
         "loss": d.loss,
         "fault": d.fault.as_ref().map(ToString::to_string),
     })
-}
-
-/// A mean with its 95 % interval, over per-game numbers.
-#[derive(Clone, Copy, Debug, Default)]
-struct Moments {
-    count: u64,
-    sum: f64,
-    sum_squares: f64,
-}
-
-impl Moments {
-    fn add(&mut self, x: f64) {
-        self.count += 1;
-        self.sum += x;
-        self.sum_squares += x * x;
-    }
-
-    fn mean(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum / self.count as f64
-        }
-    }
-
-    fn ci95(&self) -> [f64; 2] {
-        let (n, mean) = (self.count as f64, self.mean());
-        if self.count < 2 {
-            return [mean, mean];
-        }
-        let variance = ((self.sum_squares - n * mean * mean) / (n - 1.0)).max(0.0);
-        let half = Z95 * (variance / n).sqrt();
-        [mean - half, mean + half]
-    }
 }
 
 /// The loss in one part of the games (a round, an upcard): its share of the mean loss.
@@ -222,7 +186,7 @@ impl Tally {
     }
 
     pub fn games(&self) -> u64 {
-        self.result.count
+        self.result.count()
     }
 
     pub fn add(&mut self, game: &GameRecord) {

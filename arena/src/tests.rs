@@ -13,15 +13,16 @@ use gops_common::state::GameState;
 use gops_db::book::{Book, ReadOptions};
 use gops_db::read::CachedReader;
 
-use crate::bot::{Bot, Builtin, BuiltinBot};
+use crate::agent::{Agent, AgentBot, Base};
+use crate::bot::Bot;
 use crate::loss::decision_loss;
 use crate::protocol::{Request, Round, Seat};
-use crate::report::Z95;
 use crate::run::{ArenaOptions, run_arena};
+use crate::stats::Z95;
 
 const Z99: f64 = 2.575_829_303_548_901;
 
-fn solved(dir: &Path, n: u8, objective: Objective) -> Book {
+pub(crate) fn solved(dir: &Path, n: u8, objective: Objective) -> Book {
     let path = dir.join(format!("{n}-{objective}"));
     drop(gops_db::test_db::solved_store(&path, n, objective, n));
     Book::open(&path, &ReadOptions::default()).unwrap()
@@ -96,7 +97,7 @@ fn traverse(
 }
 
 /// The fixed agents of the check: uniform, bid the upcard, and a deterministic rule.
-const AGENTS: [Builtin; 3] = [Builtin::Uniform, Builtin::Upcard, Builtin::UpcardPlusOne];
+const AGENTS: [Base; 3] = [Base::Uniform, Base::Upcard, Base::UpcardPlusOne];
 
 #[test]
 fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it() {
@@ -114,7 +115,7 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
         for agent in AGENTS {
             let mut exact_result = 0.0;
             for seat in [Seat::A, Seat::B] {
-                let mut bot = BuiltinBot::new(agent, &store, 1 << 20);
+                let mut bot = AgentBot::new(Agent::base(agent), &store, 1 << 20);
                 let (result, loss) = traverse(&mut reader, &mut bot, seat, &start, &mut Vec::new());
                 assert!(
                     (result - (seat.own(value) - loss)).abs() <= 1e-12,
@@ -122,7 +123,7 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
                 );
                 // bidding the upcard is itself an equilibrium of some small games (4-card
                 // points); uniform play never is
-                if agent == Builtin::Uniform {
+                if agent == Base::Uniform {
                     assert!(loss > 1e-3, "uniform play is not the equilibrium: {loss}");
                 }
                 assert!(loss >= -1e-12, "{agent:?}: a negative loss {loss}");
@@ -138,7 +139,8 @@ fn the_exact_result_is_the_value_minus_the_exact_loss_and_the_arena_samples_it()
                 threads: 2,
                 cache_bytes: 1 << 24,
             };
-            let make = || Ok(Box::new(BuiltinBot::new(agent, &store, 1 << 20)) as Box<dyn Bot>);
+            let make =
+                || Ok(Box::new(AgentBot::new(Agent::base(agent), &store, 1 << 20)) as Box<dyn Bot>);
             let summary = run_arena(&store, &options, &make, &mut |_| {}).unwrap();
             assert_eq!(summary.games, 20_000);
             assert_eq!(summary.games_as_a, 10_000);
@@ -176,8 +178,13 @@ fn the_equilibrium_as_a_bot_loses_nothing_in_any_decision() {
             threads: 2,
             cache_bytes: 1 << 24,
         };
-        let make =
-            || Ok(Box::new(BuiltinBot::new(Builtin::Equilibrium, &store, 1 << 20)) as Box<dyn Bot>);
+        let make = || {
+            Ok(Box::new(AgentBot::new(
+                Agent::base(Base::Equilibrium),
+                &store,
+                1 << 20,
+            )) as Box<dyn Bot>)
+        };
         let mut worst = 0.0f64;
         let mut decisions = 0;
         let summary = run_arena(&store, &options, &make, &mut |game| {
@@ -205,8 +212,12 @@ fn a_run_is_the_same_for_any_number_of_threads() {
             threads,
             cache_bytes: 1 << 24,
         };
-        let make =
-            || Ok(Box::new(BuiltinBot::new(Builtin::Uniform, &store, 1 << 20)) as Box<dyn Bot>);
+        let make = || {
+            Ok(
+                Box::new(AgentBot::new(Agent::base(Base::Uniform), &store, 1 << 20))
+                    as Box<dyn Bot>,
+            )
+        };
         let mut games = Vec::new();
         let mut summary =
             run_arena(&store, &options, &make, &mut |g| games.push(g.clone())).unwrap();
@@ -253,8 +264,13 @@ fn a_db_error_in_a_built_in_bot_stops_the_run_as_the_db_s_error() {
         threads: 1,
         cache_bytes: 1 << 24,
     };
-    let make =
-        || Ok(Box::new(BuiltinBot::new(Builtin::Equilibrium, &starved, 1 << 20)) as Box<dyn Bot>);
+    let make = || {
+        Ok(Box::new(AgentBot::new(
+            Agent::base(Base::Equilibrium),
+            &starved,
+            1 << 20,
+        )) as Box<dyn Bot>)
+    };
     match run_arena(&full, &options, &make, &mut |_| {}) {
         Err(ArenaError::Db {
             game: 0,

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use gops_arena::policy::{Policy, simulate};
+use gops_arena::agent::{Agent, Base};
+use gops_arena::measure::simulate;
 use gops_bench::args::number;
 use gops_db::book::{Book, ReadOptions};
 use gops_db::read::slices::POINT_READ_MIN_BYTES;
@@ -131,8 +132,8 @@ fn main() -> ExitCode {
         let mut rng = StdRng::seed_from_u64(args.seed);
         let report = simulate(
             &mut reader,
-            Policy::Match,
-            Policy::Optimal,
+            &Agent::base(Base::Upcard),
+            &Agent::base(Base::Equilibrium),
             args.games,
             &mut rng,
             &mut |_| {},

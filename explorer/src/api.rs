@@ -6,6 +6,8 @@
 
 use std::sync::Mutex;
 
+use gops_arena::agent::{Agent, Base, Player};
+use gops_arena::protocol::Request;
 use gops_common::state::GameState;
 use gops_common::sync::lock;
 use gops_db::book::Book;
@@ -158,9 +160,9 @@ impl Explorer {
         Ok((state, upcard))
     }
 
-    /// The bot's probabilities of B's cards once `upcard` is up: B's optimal strategy.
-    fn bot(&self, state: &GameState, upcard: u8) -> Result<Vec<f64>, ApiError> {
-        Ok(self.reader.reader().revealed(state, upcard)?.strategy_b)
+    /// The bot's probabilities of its cards at `request`.
+    fn bot(&self, bot: &mut Player, request: &Request) -> Result<Vec<f64>, ApiError> {
+        Ok(bot.probabilities(&mut self.reader.reader(), request)?)
     }
 
     fn plays(&self) -> std::sync::MutexGuard<'_, PlayTable> {
@@ -169,15 +171,28 @@ impl Explorer {
         lock(&self.plays)
     }
 
-    /// `POST /api/play/new[?seed=S]`: a new game against the equilibrium, its first
-    /// prize turned up and the bot's bid on it sealed.
+    /// `POST /api/play/new[?seed=S][&opponent=AGENT]`: a new game against an agent (the
+    /// equilibrium by default), its first prize turned up and the bot's bid on it sealed.
     pub fn play_new(&self, query: &Query) -> Result<Value, ApiError> {
         let seed = match query.int("seed")? {
             Some(seed) => u64::try_from(seed)
                 .map_err(|_| BadRequest::new(format!("seed: {seed} is negative")))?,
             None => rand::random(),
         };
-        let game = Game::start(self.n(), seed, |s, u| self.bot(s, u))?;
+        let agent = match query.get("opponent") {
+            Some(text) => {
+                Agent::parse(text).map_err(|e| BadRequest::new(format!("opponent: {e}")))?
+            }
+            None => Agent::base(Base::Equilibrium),
+        };
+        let book = self.reader.book();
+        let game = Game::start(
+            self.n(),
+            book.objective(),
+            Player::new(agent),
+            seed,
+            |p, r| self.bot(p, r),
+        )?;
         let mut plays = self.plays();
         let id = loop {
             let id: u64 = rand::random();
@@ -206,7 +221,7 @@ impl Explorer {
                 "no game {text} in play (it ended, or was dropped for newer games)"
             ))
         })?;
-        let played = game.bid(card, |s, u| self.bot(s, u))?;
+        let played = game.bid(card, |p, r| self.bot(p, r))?;
         let view = game.view(text);
         match played {
             Err(BidError::Over) => Err(ApiError::NotFound(format!("game {text} is over"))),

@@ -1,14 +1,16 @@
-//! Games against the equilibrium, kept on the server: the player is A, the bot is B.
-//! When a prize is turned up the bot's bid is drawn from its optimal mixed strategy and
-//! sealed in the game *before* the player's bid can be read; the bid request only reveals
+//! Games against an agent (the equilibrium by default), kept on the server and stepped
+//! through the arena's [`Table`]: the player is A, the bot is B. When a prize is turned
+//! up the bot's bid is drawn from its mixed strategy and sealed in the game *before* the player's bid can be read; the bid request only reveals
 //! it. The games in play live in a [`PlayTable`] bounded in size (the least recently
 //! played goes first).
 
 use std::collections::HashMap;
 
+use gops_arena::agent::Player;
+use gops_arena::protocol::{Request, Seat};
+use gops_arena::table::Table;
 use gops_common::cards::CardSet;
-use gops_common::rules::{draw, play_round, turn_up};
-use gops_common::state::GameState;
+use gops_common::objective::Objective;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -42,50 +44,50 @@ pub enum BidError {
     Over,
 }
 
-/// One game in play.
+/// One game in play, stepped through the arena's [`Table`]: the player is A, the bot B.
 #[derive(Clone)]
 pub struct Game {
-    state: GameState,
-    /// The prize turned up and the bot's sealed bid on it; `None` once the game is over.
-    turn: Option<(u8, u8)>,
-    you: u32,
-    bot: u32,
-    rounds: Vec<Round>,
+    table: Table,
+    /// The bot's bid sealed on the prize turned up; `None` once the game is over.
+    sealed: Option<u8>,
+    bot: Player,
     seed: u64,
     rng: StdRng,
 }
 
 impl Game {
-    /// A new `n`-card game whose prizes and bot draws come from `seed`; `bot` gives the
-    /// bot's probabilities (of B's cards, ascending) in a state once a prize is up.
+    /// A new `n`-card game against `bot`, whose prizes and bot draws come from `seed`;
+    /// `ask` gives the bot's probabilities (of B's cards, ascending) at a decision.
     pub fn start<E>(
         n: u8,
+        objective: Objective,
+        bot: Player,
         seed: u64,
-        bot: impl Fn(&GameState, u8) -> Result<Vec<f64>, E>,
+        ask: impl FnMut(&mut Player, &Request) -> Result<Vec<f64>, E>,
     ) -> Result<Game, E> {
         let mut game = Game {
-            state: GameState::initial(n),
-            turn: None,
-            you: 0,
-            bot: 0,
-            rounds: Vec::new(),
+            table: Table::new(n, objective),
+            sealed: None,
+            bot,
             seed,
             rng: StdRng::seed_from_u64(seed),
         };
-        game.turn_up(&bot)?;
+        game.turn_up(ask)?;
         Ok(game)
     }
 
     /// Turns up the next prize and seals the bot's bid on it (nothing when none is left).
-    fn turn_up<E>(&mut self, bot: impl Fn(&GameState, u8) -> Result<Vec<f64>, E>) -> Result<(), E> {
-        self.turn = None;
-        if self.state.prizes.is_empty() {
+    fn turn_up<E>(
+        &mut self,
+        mut ask: impl FnMut(&mut Player, &Request) -> Result<Vec<f64>, E>,
+    ) -> Result<(), E> {
+        self.sealed = None;
+        if self.table.is_over() {
             return Ok(());
         }
-        let prize = turn_up(self.state.prizes, &mut self.rng);
-        let strategy = bot(&self.state, prize)?;
-        let sealed = draw(self.state.b, &strategy, &mut self.rng);
-        self.turn = Some((prize, sealed));
+        self.table.turn_up(&mut self.rng);
+        let strategy = ask(&mut self.bot, &self.table.request(0, Seat::B))?;
+        self.sealed = Some(self.table.draw(Seat::B, &strategy, &mut self.rng));
         Ok(())
     }
 
@@ -94,62 +96,63 @@ impl Game {
     pub fn bid<E>(
         &mut self,
         card: i64,
-        bot: impl Fn(&GameState, u8) -> Result<Vec<f64>, E>,
+        ask: impl FnMut(&mut Player, &Request) -> Result<Vec<f64>, E>,
     ) -> Result<Result<Round, BidError>, E> {
-        let Some((prize, sealed)) = self.turn else {
+        let Some(sealed) = self.sealed else {
             return Ok(Err(BidError::Over));
         };
-        let Some(card) = u8::try_from(card)
-            .ok()
-            .filter(|&c| self.state.a.contains(c))
-        else {
-            return Ok(Err(BidError::NotYourCard {
-                card,
-                hand: self.state.a,
-            }));
+        let hand = self.table.state().a;
+        let Some(card) = u8::try_from(card).ok().filter(|&c| hand.contains(c)) else {
+            return Ok(Err(BidError::NotYourCard { card, hand }));
         };
+        let played = self
+            .table
+            .play(card, sealed)
+            .expect("a held card against the bot's sealed bid");
         let round = Round {
-            prize,
-            you: card,
-            bot: sealed,
+            prize: played.prize,
+            you: played.a,
+            bot: played.b,
         };
-        match round.winner() {
-            "you" => self.you += u32::from(prize),
-            "bot" => self.bot += u32::from(prize),
-            _ => {}
-        }
-        self.state = play_round(&self.state, prize, card, sealed);
-        self.rounds.push(round);
-        self.turn_up(bot)?;
+        self.turn_up(ask)?;
         Ok(Ok(round))
     }
 
     pub fn is_over(&self) -> bool {
-        self.turn.is_none()
+        self.sealed.is_none()
     }
 
     /// The game as the player may see it (the sealed bid left out): `game` is its id.
     pub fn view(&self, id: &str) -> Value {
-        let result = self.is_over().then(|| match self.you.cmp(&self.bot) {
+        let (you, bot) = self.table.taken();
+        let result = self.is_over().then(|| match you.cmp(&bot) {
             std::cmp::Ordering::Greater => "you win",
             std::cmp::Ordering::Less => "the bot wins",
             std::cmp::Ordering::Equal => "a draw",
         });
         let rounds: Vec<Value> = self
-            .rounds
+            .table
+            .rounds()
             .iter()
+            .map(|r| Round {
+                prize: r.prize,
+                you: r.a,
+                bot: r.b,
+            })
             .map(|r| json!({"prize": r.prize, "you": r.you, "bot": r.bot, "winner": r.winner()}))
             .collect();
+        let state = self.table.state();
         json!({
             "game": id,
-            "n": self.state.n,
+            "n": state.n,
             "seed": self.seed,
-            "upcard": self.turn.map(|(prize, _)| prize),
-            "prizes_left": self.state.prizes.to_vec(),
-            "your_cards": self.state.a.to_vec(),
-            "bot_cards": self.state.b.to_vec(),
-            "you": self.you,
-            "bot": self.bot,
+            "opponent": self.bot.agent().name(),
+            "upcard": self.table.upcard(),
+            "prizes_left": state.prizes.to_vec(),
+            "your_cards": state.a.to_vec(),
+            "bot_cards": state.b.to_vec(),
+            "you": you,
+            "bot": bot,
             "rounds": rounds,
             "over": self.is_over(),
             "result": result,
@@ -225,37 +228,55 @@ mod tests {
     use std::convert::Infallible;
 
     /// A bot that bids its lowest card for sure.
-    fn lowest(state: &GameState, _: u8) -> Result<Vec<f64>, Infallible> {
-        Ok(state
-            .b
-            .iter()
-            .enumerate()
-            .map(|(i, _)| f64::from(i == 0))
-            .collect())
+    fn lowest(_: &mut Player, request: &Request) -> Result<Vec<f64>, Infallible> {
+        Ok((0..request.hand.len()).map(|i| f64::from(i == 0)).collect())
     }
 
     /// A bot that mixes uniformly.
-    fn uniform(state: &GameState, _: u8) -> Result<Vec<f64>, Infallible> {
-        Ok(vec![1.0 / state.b.len() as f64; state.b.len()])
+    fn uniform(_: &mut Player, request: &Request) -> Result<Vec<f64>, Infallible> {
+        Ok(vec![1.0 / request.hand.len() as f64; request.hand.len()])
+    }
+
+    fn start<E>(
+        n: u8,
+        seed: u64,
+        ask: impl FnMut(&mut Player, &Request) -> Result<Vec<f64>, E>,
+    ) -> Result<Game, E> {
+        let player = Player::new(gops_arena::agent::Agent::base(
+            gops_arena::agent::Base::Uniform,
+        ));
+        Game::start(n, Objective::Points, player, seed, ask)
     }
 
     #[test]
     fn a_game_runs_to_the_end_and_keeps_the_score() {
-        let mut game = Game::start(4, 7, lowest).unwrap();
+        let mut game = start(4, 7, lowest).unwrap();
         let mut rounds = 0;
         while !game.is_over() {
-            let highest = game.state.a.iter().last().unwrap();
+            let highest = game.table.state().a.iter().last().unwrap();
             let round = game.bid(i64::from(highest), lowest).unwrap().unwrap();
             rounds += 1;
             // the bot bids its lowest card: the player's highest wins until they meet
-            assert_eq!(round.bot, game.state.n - game.state.b.len() as u8);
+            assert_eq!(
+                round.bot,
+                game.table.state().n - game.table.state().b.len() as u8
+            );
         }
         assert_eq!(rounds, 4);
         let view = game.view("x");
         assert_eq!(view["over"], true);
         // 4 v 1 and 3 v 2 go to the player, 2 v 3 and 1 v 4 to the bot: no tie, so
         // every prize is scored
-        let winners: Vec<&str> = game.rounds.iter().map(|r| r.winner()).collect();
+        let winners: Vec<&str> = game
+            .table
+            .rounds()
+            .iter()
+            .map(|r| match r.winner() {
+                Some(Seat::A) => "you",
+                Some(Seat::B) => "bot",
+                None => "tie",
+            })
+            .collect();
         assert_eq!(winners, ["you", "you", "bot", "bot"]);
         assert_eq!(
             view["you"].as_u64().unwrap() + view["bot"].as_u64().unwrap(),
@@ -271,13 +292,13 @@ mod tests {
         // same seed, different bids from the player: the bot's bids are the same, so
         // they cannot depend on what the player chose
         let bot_bids = |pick_high: bool| {
-            let mut game = Game::start(6, 42, uniform).unwrap();
+            let mut game = start(6, 42, uniform).unwrap();
             let mut bids = Vec::new();
             while !game.is_over() {
                 let card = if pick_high {
-                    game.state.a.iter().last()
+                    game.table.state().a.iter().last()
                 } else {
-                    game.state.a.iter().next()
+                    game.table.state().a.iter().next()
                 };
                 let round = game
                     .bid(i64::from(card.unwrap()), uniform)
@@ -291,18 +312,18 @@ mod tests {
         // and the sealed bid is in the game before any bid is made, asked for exactly
         // once per round
         let asked = RefCell::new(0);
-        let counting = |s: &GameState, u: u8| {
+        let counting = |p: &mut Player, r: &Request| {
             *asked.borrow_mut() += 1;
-            uniform(s, u)
+            uniform(p, r)
         };
-        let game = Game::start(3, 1, counting).unwrap();
+        let game = start(3, 1, counting).unwrap();
         assert_eq!(*asked.borrow(), 1);
-        assert!(game.turn.is_some());
+        assert!(game.sealed.is_some());
     }
 
     #[test]
     fn a_card_not_in_hand_is_refused_and_changes_nothing() {
-        let mut game = Game::start(3, 3, lowest).unwrap();
+        let mut game = start(3, 3, lowest).unwrap();
         let before = game.view("x");
         for card in [0, 4, -1, 1000] {
             assert!(matches!(
@@ -322,7 +343,7 @@ mod tests {
     #[test]
     fn the_table_is_bounded_and_drops_the_least_recently_played() {
         let mut table = PlayTable::new(2);
-        let game = Game::start(3, 1, lowest).unwrap();
+        let game = start(3, 1, lowest).unwrap();
         table.put(1, game.clone());
         table.put(2, game.clone());
         let again = table.take(1).unwrap();

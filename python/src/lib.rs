@@ -24,7 +24,7 @@ fn _gops(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_N", gops_common::cards::MAX_N)?;
     m.add(
         "EXPLOIT_STATE_LIMIT",
-        gops_arena::policy::EXPLOIT_STATE_LIMIT,
+        gops_arena::measure::EXPLOIT_STATE_LIMIT,
     )?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Layer>()?;

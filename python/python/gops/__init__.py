@@ -123,8 +123,10 @@ def exploitability(
       probability of each of A's cards in ascending order, or a dict ``{card:
       probability}``;
     * an OpenSpiel policy for ``goofspiel`` (:mod:`gops.openspiel`), asked as player 0;
-    * the name of a built-in policy: ``"optimal"``, ``"random"``, ``"match"``,
-      ``"greedy"``, ``"plus-one"`` (those of ``gops exploit --policy``).
+    * the name of an agent of the vocabulary: ``"uniform"``, ``"upcard"``,
+      ``"upcard-plus-one"``, ``"greedy"``, ``"equilibrium"``, a mixture such as
+      ``"0.6*upcard+0.4*uniform"`` (the old ``"optimal"``, ``"random"``, ``"match"``,
+      ``"plus-one"`` too; those of ``gops exploit --policy``).
 
     ``reads_diff``: for ``points``, whether the agent may depend on the score
     difference; ``False`` walks far fewer states but shows the agent 0. ``win`` always

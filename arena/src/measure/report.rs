@@ -1,4 +1,4 @@
-//! What `gops simulate` and `gops exploit` report, whole: the game and the policies with
+//! What `gops simulate` and `gops exploit` report, whole: the game and the agents with
 //! the result, as one value whose JSON serde makes and whose text people read.
 
 use std::fmt;
@@ -13,8 +13,8 @@ use super::{Exploitation, Rate, SimulationReport};
 pub struct Simulation {
     pub n: u8,
     pub objective: &'static str,
-    pub a: &'static str,
-    pub b: &'static str,
+    pub a: String,
+    pub b: String,
     pub seed: u64,
     #[serde(flatten)]
     pub report: SimulationReport,
@@ -25,7 +25,7 @@ pub struct Simulation {
 pub struct PolicyExploitation {
     pub n: u8,
     pub objective: &'static str,
-    pub policy: &'static str,
+    pub policy: String,
     #[serde(flatten)]
     pub result: Exploitation,
 }

@@ -1,138 +1,30 @@
-//! Ways of bidding and what they achieve on a solved game: the policies of `simulate` and
-//! `exploit` (the equilibrium from the db, random, match the prize, greedy by rank),
-//! Monte Carlo play between two of them, and the exact value of a fixed policy against a
-//! best response by backward induction over concrete states.
+//! What agents achieve on a solved game: many games between two of them (`simulate`,
+//! stepped through [`crate::table::Table`]), and the exact value of an agent that bids by
+//! the state against a best response, by backward induction over concrete states
+//! (`exploit`).
 
 use std::collections::HashMap;
 
 use gops_common::cards::CardSet;
 use gops_common::objective::Objective;
+use gops_common::rules::play_round;
 use gops_common::state::GameState;
+use gops_db::read::{CachedReader, QueryError};
 use rand::Rng;
 use serde::Serialize;
 
-use gops_common::rules::{draw, play_round, turn_up};
+use crate::agent::{Agent, Player};
+use crate::protocol::{Request, Seat};
+use crate::stats::Moments;
+use crate::table::Table;
 
 mod report;
 
 pub use report::{PolicyExploitation, Simulation};
 
-use gops_db::read::CachedReader;
-use gops_db::read::QueryError;
+pub use crate::stats::{Mean, Rate};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    /// The equilibrium strategy, from the db.
-    Optimal,
-    /// A remaining card, uniformly.
-    Random,
-    /// The card equal to the prize; once it is gone, the nearest held card (the lower
-    /// one on a tie).
-    Match,
-    /// The card whose rank among one's remaining cards is the prize's rank among the
-    /// remaining prizes (highest cards on the highest prizes).
-    Greedy,
-    /// The card one above the prize; once it is gone, the nearest held card (the lower
-    /// one on a tie).
-    PlusOne,
-}
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Optimal => "optimal",
-            Policy::Random => "random",
-            Policy::Match => "match",
-            Policy::Greedy => "greedy",
-            Policy::PlusOne => "plus-one",
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    A,
-    B,
-}
-
-/// The bidding side's probability of each of its cards (ascending) in `state` once
-/// `upcard` is turned up.
-pub fn bid_distribution(
-    policy: Policy,
-    side: Side,
-    reader: &mut CachedReader,
-    state: &GameState,
-    upcard: u8,
-) -> Result<Vec<f64>, QueryError> {
-    let hand = match side {
-        Side::A => state.a,
-        Side::B => state.b,
-    };
-    let k = hand.len();
-    let pure = |card: u8| -> Vec<f64> { hand.iter().map(|c| f64::from(c == card)).collect() };
-    Ok(match policy {
-        Policy::Optimal => {
-            let game = reader.revealed(state, upcard)?;
-            match side {
-                Side::A => game.strategy_a,
-                Side::B => game.strategy_b,
-            }
-        }
-        Policy::Random => vec![1.0 / k as f64; k],
-        Policy::Match => pure(nearest_card(hand, upcard)),
-        Policy::Greedy => pure(greedy_card(hand, state.prizes, upcard)),
-        Policy::PlusOne => pure(nearest_card(hand, upcard + 1)),
-    })
-}
-
-/// The held card closest to `target`, the lower one on a tie.
-fn nearest_card(hand: CardSet, target: u8) -> u8 {
-    hand.iter()
-        .min_by_key(|&c| (c.abs_diff(target), c))
-        .unwrap_or(target)
-}
-
-/// The card of `hand` whose rank (ascending) is the rank of `upcard` among `prizes`.
-fn greedy_card(hand: CardSet, prizes: CardSet, upcard: u8) -> u8 {
-    let rank = prizes.iter().position(|c| c == upcard).unwrap_or(0);
-    hand.iter().nth(rank).unwrap_or(upcard)
-}
-
-/// A rate with its 95 % Wilson score interval.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Rate {
-    pub rate: f64,
-    pub low: f64,
-    pub high: f64,
-}
-
-/// A mean with its 95 % normal-approximation interval.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Mean {
-    pub mean: f64,
-    pub low: f64,
-    pub high: f64,
-    pub std_dev: f64,
-}
-
-const Z95: f64 = 1.959_963_984_540_054;
-
-impl Rate {
-    pub fn of(hits: u64, total: u64) -> Rate {
-        let n = total as f64;
-        let p = hits as f64 / n;
-        let z2 = Z95 * Z95;
-        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-        let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-        Rate {
-            rate: p,
-            low: (centre - half).max(0.0),
-            high: (centre + half).min(1.0),
-        }
-    }
-}
-
-/// Results of many games between two policies, from A's side.
+/// Results of many games between two agents, from A's side.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimulationReport {
     pub games: u64,
@@ -146,48 +38,42 @@ pub struct SimulationReport {
     pub score_difference: Mean,
 }
 
-/// Plays `games` games of `policy_a` against `policy_b`.
+/// Plays `games` games of agent `a` (seat A) against agent `b` (seat B), each a fresh
+/// player in every game.
 pub fn simulate(
     reader: &mut CachedReader,
-    policy_a: Policy,
-    policy_b: Policy,
+    a: &Agent,
+    b: &Agent,
     games: u64,
     rng: &mut impl Rng,
     progress: &mut dyn FnMut(u64),
 ) -> Result<SimulationReport, QueryError> {
     let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
-    let (mut sum, mut sum_squares) = (0.0f64, 0.0f64);
+    let mut difference = Moments::default();
     for game in 0..games {
-        let mut state = GameState::initial(reader.n());
-        while !state.prizes.is_empty() {
-            let upcard = turn_up(state.prizes, rng);
-            let pa = bid_distribution(policy_a, Side::A, reader, &state, upcard)?;
-            let pb = bid_distribution(policy_b, Side::B, reader, &state, upcard)?;
-            let a = draw(state.a, &pa, rng);
-            let b = draw(state.b, &pb, rng);
-            state = play_round(&state, upcard, a, b);
+        let mut table = Table::new(reader.n(), reader.objective());
+        let (mut player_a, mut player_b) = (Player::new(a.clone()), Player::new(b.clone()));
+        while !table.is_over() {
+            table.turn_up(rng);
+            let pa = player_a.probabilities(reader, &table.request(game, Seat::A))?;
+            let pb = player_b.probabilities(reader, &table.request(game, Seat::B))?;
+            let bid_a = table.draw(Seat::A, &pa, rng);
+            let bid_b = table.draw(Seat::B, &pb, rng);
+            table
+                .play(bid_a, bid_b)
+                .expect("both bids were drawn from the hands");
         }
-        match state.diff.signum() {
+        let diff = table.state().diff;
+        match diff.signum() {
             1 => wins += 1,
             0 => draws += 1,
             _ => losses += 1,
         }
-        let d = f64::from(state.diff);
-        sum += d;
-        sum_squares += d * d;
+        difference.add(f64::from(diff));
         if game % 1024 == 1023 {
             progress(game + 1);
         }
     }
-    let n = games as f64;
-    let mean = sum / n;
-    let variance = if games > 1 {
-        ((sum_squares - n * mean * mean) / (n - 1.0)).max(0.0)
-    } else {
-        0.0
-    };
-    let std_dev = variance.sqrt();
-    let half = Z95 * std_dev / n.sqrt();
     Ok(SimulationReport {
         games,
         wins,
@@ -196,12 +82,7 @@ pub fn simulate(
         win_rate: Rate::of(wins, games),
         draw_rate: Rate::of(draws, games),
         loss_rate: Rate::of(losses, games),
-        score_difference: Mean {
-            mean,
-            low: mean - half,
-            high: mean + half,
-            std_dev,
-        },
+        score_difference: difference.summary(),
     })
 }
 
@@ -249,16 +130,21 @@ pub fn exploit_state_count(n: u8, objective: Objective, reads_diff: bool) -> u64
 /// cards, ascending.
 pub type Bidder<'b, E> = dyn FnMut(&mut CachedReader, &GameState, u8) -> Result<Vec<f64>, E> + 'b;
 
-/// The exact value of `policy` (played by A) against a best-responding B, by backward
-/// induction over the concrete states the game can reach.
-/// `progress` hears the number of states evaluated now and then.
+/// The exact value of `agent` (played by A) against a best-responding B, by backward
+/// induction over the concrete states the game can reach. The agent must bid by the
+/// state alone ([`Agent::plays_by_state`]). `progress` hears the number of states
+/// evaluated now and then.
 pub fn exploit(
     reader: &mut CachedReader,
-    policy: Policy,
+    agent: &Agent,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Exploitation, QueryError> {
+    debug_assert!(agent.plays_by_state());
+    let mut player = Player::new(agent.clone());
+    let objective = reader.objective();
     let mut bids = |reader: &mut CachedReader, state: &GameState, upcard: u8| {
-        bid_distribution(policy, Side::A, reader, state, upcard)
+        let request = Request::new(0, objective, Seat::A, state, upcard, &[]);
+        player.probabilities(reader, &request)
     };
     exploit_bidder(reader, &mut bids, false, progress)
 }
@@ -352,40 +238,6 @@ impl<E: From<QueryError>> Induction<'_, '_, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cards(list: &[u8]) -> CardSet {
-        CardSet::from_cards(list)
-    }
-
-    #[test]
-    fn match_and_greedy_pick_the_documented_cards() {
-        let hand = cards(&[1, 4, 6]);
-        assert_eq!(nearest_card(hand, 4), 4);
-        assert_eq!(nearest_card(hand, 5), 4, "a tie goes to the lower card");
-        assert_eq!(nearest_card(hand, 3), 4);
-        assert_eq!(nearest_card(hand, 2), 1);
-        // plus-one: one above the prize, or the nearest held card
-        assert_eq!(nearest_card(hand, 3 + 1), 4);
-        assert_eq!(nearest_card(hand, 6 + 1), 6);
-        let prizes = cards(&[2, 5, 9]);
-        assert_eq!(greedy_card(hand, prizes, 9), 6);
-        assert_eq!(greedy_card(hand, prizes, 5), 4);
-        assert_eq!(greedy_card(hand, prizes, 2), 1);
-    }
-
-    #[test]
-    fn wilson_interval_matches_a_known_case() {
-        // 50 of 100: 0.5 with the Wilson interval 0.4038..0.5962
-        let r = Rate::of(50, 100);
-        assert_eq!(r.rate, 0.5);
-        assert!(
-            (r.low - 0.403_8).abs() < 1e-4 && (r.high - 0.596_2).abs() < 1e-4,
-            "{r:?}"
-        );
-        let none = Rate::of(0, 10);
-        assert_eq!(none.low, 0.0);
-        assert!(none.high > 0.25 && none.high < 0.3, "{none:?}");
-    }
 
     #[test]
     fn concrete_state_counts() {

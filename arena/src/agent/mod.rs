@@ -1,0 +1,368 @@
+//! The one vocabulary of agents: every way of bidding the project knows, by one name
+//! everywhere (`simulate`, `exploit`, `arena --builtin`, `play`, the explorer, Python).
+//!
+//! * [`Base`]: the simple rules (`uniform`, `upcard`, `upcard-plus-one`, `greedy`) and
+//!   the db's equilibrium (`equilibrium`, `equilibrium-pure`); the names of before are
+//!   aliases (`random`, `match`, `plus-one`, `optimal`);
+//! * [`Model`]: a weighted mixture of bases, `0.6*upcard+0.4*uniform` (one base alone is
+//!   a model too): what an opponent is assumed to do;
+//! * [`Agent`]: a model played as it is, or, later in this module's family, agents that
+//!   answer a model;
+//! * [`Player`]: an agent at the table, asked one decision at a time ([`crate::protocol::Request`]),
+//!   reading the db through the reader it is given; [`AgentBot`] is a player with a
+//!   reader of its own, as the arena's bots are.
+
+pub mod rules;
+
+use std::fmt;
+
+use gops_common::cards::CardSet;
+use gops_db::book::Book;
+use gops_db::read::{CachedReader, QueryError, Reader, Slices};
+
+use crate::bot::{Bot, NoReply};
+use crate::protocol::{Reply, Request, Seat};
+
+/// How far a mixture's weights may sum from 1.
+pub const WEIGHT_TOLERANCE: f64 = 1e-9;
+
+/// A way of bidding that needs nothing but the decision and the db.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base {
+    /// A card of the hand, uniformly.
+    Uniform,
+    /// The card equal to the upcard; once it is gone, the nearest held card (the lower
+    /// one on a tie).
+    Upcard,
+    /// The card one above the upcard; once it is gone, the nearest held card.
+    UpcardPlusOne,
+    /// The card whose rank among one's cards is the upcard's rank among the prizes left
+    /// (the highest cards on the highest prizes).
+    Greedy,
+    /// The equilibrium's mixed strategy, from the db.
+    Equilibrium,
+    /// The equilibrium's most likely bid (the lowest such card on a tie), played pure.
+    EquilibriumPure,
+}
+
+impl Base {
+    pub const ALL: [Base; 6] = [
+        Base::Uniform,
+        Base::Upcard,
+        Base::UpcardPlusOne,
+        Base::Greedy,
+        Base::Equilibrium,
+        Base::EquilibriumPure,
+    ];
+
+    /// The rules that read nothing but the decision (what `gops fit` fits over).
+    pub const RULES: [Base; 4] = [
+        Base::Uniform,
+        Base::Upcard,
+        Base::UpcardPlusOne,
+        Base::Greedy,
+    ];
+
+    /// The names of before, kept as aliases: (alias, the base it names).
+    pub const ALIASES: [(&'static str, Base); 4] = [
+        ("random", Base::Uniform),
+        ("match", Base::Upcard),
+        ("plus-one", Base::UpcardPlusOne),
+        ("optimal", Base::Equilibrium),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Base::Uniform => "uniform",
+            Base::Upcard => "upcard",
+            Base::UpcardPlusOne => "upcard-plus-one",
+            Base::Greedy => "greedy",
+            Base::Equilibrium => "equilibrium",
+            Base::EquilibriumPure => "equilibrium-pure",
+        }
+    }
+
+    /// The base a name or an alias names.
+    pub fn from_name(name: &str) -> Option<Base> {
+        Base::ALL
+            .into_iter()
+            .find(|b| b.name() == name)
+            .or_else(|| {
+                Base::ALIASES
+                    .iter()
+                    .find(|(a, _)| *a == name)
+                    .map(|(_, b)| *b)
+            })
+    }
+
+    /// Whether it reads the db (the rules do not).
+    pub fn reads_db(self) -> bool {
+        matches!(self, Base::Equilibrium | Base::EquilibriumPure)
+    }
+
+    /// The probability of each card of the hand (ascending) at `request`.
+    pub fn probabilities<S: Slices>(
+        self,
+        reader: &mut Reader<'_, S>,
+        request: &Request,
+    ) -> Result<Vec<f64>, QueryError> {
+        let hand = request.hand_set();
+        Ok(match self {
+            Base::Uniform => rules::uniform(hand),
+            Base::Upcard => rules::pure(hand, rules::nearest(hand, request.upcard)),
+            Base::UpcardPlusOne => rules::pure(hand, rules::nearest(hand, request.upcard + 1)),
+            Base::Greedy => rules::pure(
+                hand,
+                rules::greedy(hand, CardSet::from_cards(&request.prizes), request.upcard),
+            ),
+            Base::Equilibrium => equilibrium(reader, request)?,
+            Base::EquilibriumPure => {
+                let p = equilibrium(reader, request)?;
+                let best = (0..p.len()).fold(0, |best, i| if p[i] > p[best] { i } else { best });
+                rules::pure(hand, hand.to_vec()[best])
+            }
+        })
+    }
+}
+
+/// The equilibrium's mix of the requested seat's cards.
+fn equilibrium<S: Slices>(
+    reader: &mut Reader<'_, S>,
+    request: &Request,
+) -> Result<Vec<f64>, QueryError> {
+    let game = reader.revealed(&request.state(), request.upcard)?;
+    Ok(match request.seat {
+        Seat::A => game.strategy_a,
+        Seat::B => game.strategy_b,
+    })
+}
+
+/// Why an agent's or a model's text names nothing.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentError(pub String);
+
+/// A weighted mixture of bases: at each decision one base is picked by its weight and
+/// plays. Weights are positive and sum to 1; no base twice; in [`Base::ALL`]'s order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    parts: Vec<(Base, f64)>,
+}
+
+impl Model {
+    /// One base alone.
+    pub fn of(base: Base) -> Model {
+        Model {
+            parts: vec![(base, 1.0)],
+        }
+    }
+
+    /// A mixture from its weights; parts of weight 0 are left out.
+    pub fn mixture(weights: &[(Base, f64)]) -> Result<Model, AgentError> {
+        let mut parts: Vec<(Base, f64)> = Vec::new();
+        for &(base, weight) in weights {
+            if !weight.is_finite() || !(0.0..=1.0).contains(&weight) {
+                return Err(AgentError(format!(
+                    "the weight {weight} of {} is not between 0 and 1",
+                    base.name()
+                )));
+            }
+            if parts.iter().any(|(b, _)| *b == base) {
+                return Err(AgentError(format!("{} is named twice", base.name())));
+            }
+            parts.push((base, weight));
+        }
+        let sum: f64 = parts.iter().map(|(_, w)| w).sum();
+        if (sum - 1.0).abs() > WEIGHT_TOLERANCE {
+            return Err(AgentError(format!(
+                "the weights sum to {sum}, not 1 (within {WEIGHT_TOLERANCE:e})"
+            )));
+        }
+        parts.retain(|(_, w)| *w > 0.0);
+        parts.sort_by_key(|(b, _)| *b);
+        Ok(Model { parts })
+    }
+
+    /// `NAME` or `W*NAME+W*NAME...` (weights summing to 1).
+    pub fn parse(text: &str) -> Result<Model, AgentError> {
+        let text = text.trim();
+        if !text.contains(['*', '+']) {
+            return Base::from_name(text)
+                .map(Model::of)
+                .ok_or_else(|| unknown(text));
+        }
+        let mut weights = Vec::new();
+        for part in text.split('+') {
+            let Some((weight, name)) = part.split_once('*') else {
+                return Err(AgentError(format!(
+                    "{part:?} in the mixture {text:?} is not WEIGHT*NAME (for example 0.6*upcard+0.4*uniform)"
+                )));
+            };
+            let weight: f64 = weight.trim().parse().map_err(|_| {
+                AgentError(format!(
+                    "the weight {:?} in the mixture {text:?} is not a number",
+                    weight.trim()
+                ))
+            })?;
+            let base = Base::from_name(name.trim()).ok_or_else(|| unknown(name.trim()))?;
+            weights.push((base, weight));
+        }
+        Model::mixture(&weights)
+    }
+
+    pub fn parts(&self) -> &[(Base, f64)] {
+        &self.parts
+    }
+
+    /// The weight of `base` (0 when absent).
+    pub fn weight(&self, base: Base) -> f64 {
+        self.parts
+            .iter()
+            .find(|(b, _)| *b == base)
+            .map_or(0.0, |(_, w)| *w)
+    }
+
+    pub fn reads_db(&self) -> bool {
+        self.parts.iter().any(|(b, _)| b.reads_db())
+    }
+
+    /// The mixture's probability of each card of the hand at `request`.
+    pub fn probabilities<S: Slices>(
+        &self,
+        reader: &mut Reader<'_, S>,
+        request: &Request,
+    ) -> Result<Vec<f64>, QueryError> {
+        if let [(base, _)] = self.parts[..] {
+            return base.probabilities(reader, request);
+        }
+        let mut mixed = vec![0.0; request.hand.len()];
+        for &(base, weight) in &self.parts {
+            let p = base.probabilities(reader, request)?;
+            for (m, q) in mixed.iter_mut().zip(p) {
+                *m += weight * q;
+            }
+        }
+        Ok(mixed)
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let [(base, _)] = self.parts[..] {
+            return f.write_str(base.name());
+        }
+        for (i, (base, weight)) in self.parts.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "+" };
+            write!(f, "{sep}{weight}*{}", base.name())?;
+        }
+        Ok(())
+    }
+}
+
+fn unknown(name: &str) -> AgentError {
+    let names: Vec<&str> = Base::ALL.iter().map(|b| b.name()).collect();
+    AgentError(format!(
+        "unknown agent {name:?}: expected one of {} (or the old names random, match, plus-one, optimal), a mixture such as 0.6*upcard+0.4*uniform",
+        names.join(", ")
+    ))
+}
+
+/// An agent, by the name it is written with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Agent {
+    /// A model played as it is.
+    Plays(Model),
+}
+
+impl Agent {
+    /// An agent from its text (see the module's names).
+    pub fn parse(text: &str) -> Result<Agent, AgentError> {
+        Model::parse(text).map(Agent::Plays)
+    }
+
+    pub fn base(base: Base) -> Agent {
+        Agent::Plays(Model::of(base))
+    }
+
+    /// The name it is written with, aliases resolved.
+    pub fn name(&self) -> String {
+        match self {
+            Agent::Plays(model) => model.to_string(),
+        }
+    }
+
+    pub fn reads_db(&self) -> bool {
+        match self {
+            Agent::Plays(model) => model.reads_db(),
+        }
+    }
+
+    /// Whether its bids depend on nothing but the state and the upcard (not on the
+    /// history): what an exact exploitation over states needs.
+    pub fn plays_by_state(&self) -> bool {
+        matches!(self, Agent::Plays(_))
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// An agent at the table: asked one decision at a time, it answers the probability of
+/// each of its cards. It may keep what it saw of the game so far.
+#[derive(Clone, Debug)]
+pub struct Player {
+    agent: Agent,
+}
+
+impl Player {
+    pub fn new(agent: Agent) -> Player {
+        Player { agent }
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The probability of each card of the hand (ascending) at `request`, reading the
+    /// db through `reader`.
+    pub fn probabilities<S: Slices>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        request: &Request,
+    ) -> Result<Vec<f64>, QueryError> {
+        match &self.agent {
+            Agent::Plays(model) => model.probabilities(reader, request),
+        }
+    }
+}
+
+/// A player with a reader of its own: an agent as the arena's bot.
+pub struct AgentBot<'b> {
+    player: Player,
+    reader: CachedReader<'b>,
+}
+
+impl<'b> AgentBot<'b> {
+    /// `agent`, reading `book` through a reader of its own that caches at most about
+    /// `cache_bytes` (a rule reads nothing).
+    pub fn new(agent: Agent, book: &'b Book, cache_bytes: usize) -> AgentBot<'b> {
+        let cache = if agent.reads_db() { cache_bytes } else { 0 };
+        AgentBot {
+            player: Player::new(agent),
+            reader: CachedReader::cached(book, cache),
+        }
+    }
+}
+
+impl Bot for AgentBot<'_> {
+    fn decide(&mut self, request: &Request) -> Result<Reply, NoReply> {
+        let p = self.player.probabilities(&mut self.reader, request)?;
+        Ok(Reply::of_probabilities(&request.hand, &p))
+    }
+}
+
+#[cfg(test)]
+mod tests;
