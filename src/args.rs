@@ -41,12 +41,14 @@ pub enum Command {
     Strategy(StrategyArgs),
     /// Write the strategy database to a file (CSV, JSON lines, Parquet or SQLite).
     Export(ExportArgs),
-    /// Play a game against the optimal strategy in the terminal.
+    /// Play a game against the optimal strategy (or any agent) in the terminal.
     Play(PlayArgs),
-    /// Play many games between two policies and report the results.
+    /// Play many games between two agents and report the results.
     Simulate(SimulateArgs),
-    /// How much a best-responding opponent gains against a policy, exactly.
+    /// How much a best-responding opponent gains against an agent, exactly.
     Exploit(ExploitArgs),
+    /// Fit an opponent model (a mixture of the simple rules) to recorded decisions.
+    Fit(FitArgs),
     /// Re-check a database: layer checksums, and stored states re-solved bit for bit.
     Verify(VerifyArgs),
     /// Serve the strategy explorer (a page for the browser) and the query API over HTTP.
@@ -461,11 +463,26 @@ pub struct SimulateArgs {
     /// Seed [default: from the clock].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Write B's decisions to FILE, one JSON line each (a request with its `bid`): the
+    /// games file of `gops fit`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub on_demand: OnDemandArgs,
+}
+
+#[derive(Args)]
+pub struct FitArgs {
+    /// The recorded decisions: one JSON line each, a bot-protocol request with its `bid`
+    /// (`simulate --record`, the coach), or `gops arena --json`'s records.
+    #[arg(long)]
+    pub games: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]

@@ -9,6 +9,7 @@ mod cluster_cmd;
 mod db_open;
 mod export_cmd;
 mod failure;
+mod fit_cmd;
 mod input;
 mod network;
 mod on_demand_progress;
@@ -69,6 +70,7 @@ fn main() {
         Command::Play(args) => play_cmd::run(args),
         Command::Simulate(args) => policy_cmd::simulate(args),
         Command::Exploit(args) => policy_cmd::exploit(args),
+        Command::Fit(args) => fit_cmd::fit(args),
         Command::Verify(args) => verify_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Seal(args) => seal_cmd::run(args),

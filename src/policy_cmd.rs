@@ -10,6 +10,12 @@ use gops_db::read::CachedReader;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gops_arena::agent::fit::record_line;
+use gops_arena::protocol::{Request, Seat};
+
 use crate::args::{ExploitArgs, SimulateArgs};
 use crate::db_open::read_options;
 use crate::failure::Failure;
@@ -23,11 +29,29 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let (a, b) = (&args.a, &args.b);
+    let mut record = match &args.record {
+        Some(path) => Some(Record::create(path)?),
+        None => None,
+    };
     let bar = crate::progress::count_bar(args.games, "games");
-    let report = simulate_agents(&mut reader, a, b, args.games, &mut rng, &mut |done| {
-        bar.set_position(done)
-    });
+    let report = simulate_agents(
+        &mut reader,
+        (a, b),
+        args.games,
+        &mut rng,
+        &mut |done| bar.set_position(done),
+        &mut |request, bid| {
+            if let Some(record) = record.as_mut()
+                && request.seat == Seat::B
+            {
+                record.write(request, bid);
+            }
+        },
+    );
     bar.finish_and_clear();
+    if let Some(record) = record {
+        record.finish()?;
+    }
     let simulation = Simulation {
         n: book.n(),
         objective: book.objective().name(),
@@ -75,4 +99,47 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
         crate::out!("{exploitation}");
     }
     Ok(())
+}
+
+/// The games file `simulate --record` writes: B's decisions, one line each, the first
+/// write error kept for the end.
+struct Record {
+    path: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+    failed: Option<std::io::Error>,
+}
+
+impl Record {
+    fn create(path: &Path) -> Result<Record, Failure> {
+        let file = std::fs::File::create(path).map_err(|e| {
+            Failure::Usage(format!(
+                "--record {}: cannot create it: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(Record {
+            path: path.to_path_buf(),
+            out: std::io::BufWriter::new(file),
+            failed: None,
+        })
+    }
+
+    fn write(&mut self, request: &Request, bid: u8) {
+        if self.failed.is_none()
+            && let Err(e) = writeln!(self.out, "{}", record_line(request, bid))
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn finish(mut self) -> Result<(), Failure> {
+        let flushed = self.out.flush();
+        match self.failed.map_or(flushed, Err) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Failure::Runtime(format!(
+                "cannot write the record {}: {e}",
+                self.path.display()
+            ))),
+        }
+    }
 }

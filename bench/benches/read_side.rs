@@ -132,11 +132,11 @@ fn main() -> ExitCode {
         let mut rng = StdRng::seed_from_u64(args.seed);
         let report = simulate(
             &mut reader,
-            &Agent::base(Base::Upcard),
-            &Agent::base(Base::Equilibrium),
+            (&Agent::base(Base::Upcard), &Agent::base(Base::Equilibrium)),
             args.games,
             &mut rng,
             &mut |_| {},
+            &mut |_, _| {},
         );
         let seconds = start.elapsed().as_secs_f64();
         let report = match report {

@@ -16,6 +16,7 @@ mod grpc;
 mod hostile;
 mod netns;
 mod pipes;
+mod players;
 mod policies;
 mod reference;
 mod resume;

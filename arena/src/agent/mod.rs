@@ -5,13 +5,15 @@
 //!   the db's equilibrium (`equilibrium`, `equilibrium-pure`); the names of before are
 //!   aliases (`random`, `match`, `plus-one`, `optimal`);
 //! * [`Model`]: a weighted mixture of bases, `0.6*upcard+0.4*uniform` (one base alone is
-//!   a model too): what an opponent is assumed to do;
+//!   a model too), or one fitted to recorded games, `fit:FILE` ([`fit`]): what an
+//!   opponent is assumed to do;
 //! * [`Agent`]: a model played as it is, or, later in this module's family, agents that
 //!   answer a model;
 //! * [`Player`]: an agent at the table, asked one decision at a time ([`crate::protocol::Request`]),
 //!   reading the db through the reader it is given; [`AgentBot`] is a player with a
 //!   reader of its own, as the arena's bots are.
 
+pub mod fit;
 pub mod rules;
 
 use std::fmt;
@@ -100,6 +102,18 @@ impl Base {
         matches!(self, Base::Equilibrium | Base::EquilibriumPure)
     }
 
+    /// A rule's probability of each card of `hand` (ascending) when `upcard` is turned
+    /// up and `prizes` are left; `None` for the equilibrium's, which read the db.
+    pub fn rule(self, hand: CardSet, prizes: CardSet, upcard: u8) -> Option<Vec<f64>> {
+        Some(match self {
+            Base::Uniform => rules::uniform(hand),
+            Base::Upcard => rules::pure(hand, rules::nearest(hand, upcard)),
+            Base::UpcardPlusOne => rules::pure(hand, rules::nearest(hand, upcard + 1)),
+            Base::Greedy => rules::pure(hand, rules::greedy(hand, prizes, upcard)),
+            Base::Equilibrium | Base::EquilibriumPure => return None,
+        })
+    }
+
     /// The probability of each card of the hand (ascending) at `request`.
     pub fn probabilities<S: Slices>(
         self,
@@ -107,20 +121,18 @@ impl Base {
         request: &Request,
     ) -> Result<Vec<f64>, QueryError> {
         let hand = request.hand_set();
+        let prizes = CardSet::from_cards(&request.prizes);
+        if let Some(p) = self.rule(hand, prizes, request.upcard) {
+            return Ok(p);
+        }
         Ok(match self {
-            Base::Uniform => rules::uniform(hand),
-            Base::Upcard => rules::pure(hand, rules::nearest(hand, request.upcard)),
-            Base::UpcardPlusOne => rules::pure(hand, rules::nearest(hand, request.upcard + 1)),
-            Base::Greedy => rules::pure(
-                hand,
-                rules::greedy(hand, CardSet::from_cards(&request.prizes), request.upcard),
-            ),
             Base::Equilibrium => equilibrium(reader, request)?,
             Base::EquilibriumPure => {
                 let p = equilibrium(reader, request)?;
                 let best = (0..p.len()).fold(0, |best, i| if p[i] > p[best] { i } else { best });
                 rules::pure(hand, hand.to_vec()[best])
             }
+            _ => unreachable!("the rules answered above"),
         })
     }
 }
@@ -183,9 +195,13 @@ impl Model {
         Ok(Model { parts })
     }
 
-    /// `NAME` or `W*NAME+W*NAME...` (weights summing to 1).
+    /// `NAME`, `W*NAME+W*NAME...` (weights summing to 1), or `fit:FILE` (the mixture
+    /// of the rules fitted to FILE's recorded decisions, [`fit`]).
     pub fn parse(text: &str) -> Result<Model, AgentError> {
         let text = text.trim();
+        if let Some(path) = text.strip_prefix("fit:") {
+            return fit::fit_file(std::path::Path::new(path));
+        }
         if !text.contains(['*', '+']) {
             return Base::from_name(text)
                 .map(Model::of)
@@ -262,7 +278,7 @@ impl fmt::Display for Model {
 fn unknown(name: &str) -> AgentError {
     let names: Vec<&str> = Base::ALL.iter().map(|b| b.name()).collect();
     AgentError(format!(
-        "unknown agent {name:?}: expected one of {} (or the old names random, match, plus-one, optimal), a mixture such as 0.6*upcard+0.4*uniform",
+        "unknown agent {name:?}: expected one of {} (or the old names random, match, plus-one, optimal), a mixture such as 0.6*upcard+0.4*uniform, or fit:FILE",
         names.join(", ")
     ))
 }

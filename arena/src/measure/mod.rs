@@ -39,14 +39,14 @@ pub struct SimulationReport {
 }
 
 /// Plays `games` games of agent `a` (seat A) against agent `b` (seat B), each a fresh
-/// player in every game.
+/// player in every game. `decided` hears each seat's request and the bid it made.
 pub fn simulate(
     reader: &mut CachedReader,
-    a: &Agent,
-    b: &Agent,
+    (a, b): (&Agent, &Agent),
     games: u64,
     rng: &mut impl Rng,
     progress: &mut dyn FnMut(u64),
+    decided: &mut dyn FnMut(&Request, u8),
 ) -> Result<SimulationReport, QueryError> {
     let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
     let mut difference = Moments::default();
@@ -55,10 +55,13 @@ pub fn simulate(
         let (mut player_a, mut player_b) = (Player::new(a.clone()), Player::new(b.clone()));
         while !table.is_over() {
             table.turn_up(rng);
-            let pa = player_a.probabilities(reader, &table.request(game, Seat::A))?;
-            let pb = player_b.probabilities(reader, &table.request(game, Seat::B))?;
+            let (ask_a, ask_b) = (table.request(game, Seat::A), table.request(game, Seat::B));
+            let pa = player_a.probabilities(reader, &ask_a)?;
+            let pb = player_b.probabilities(reader, &ask_b)?;
             let bid_a = table.draw(Seat::A, &pa, rng);
             let bid_b = table.draw(Seat::B, &pb, rng);
+            decided(&ask_a, bid_a);
+            decided(&ask_b, bid_b);
             table
                 .play(bid_a, bid_b)
                 .expect("both bids were drawn from the hands");
