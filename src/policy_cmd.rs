@@ -69,6 +69,12 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 }
 
 pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
+    if !args.policy.plays_by_state() {
+        return Err(Failure::Usage(format!(
+            "--policy {}: exploit walks states, and this agent's bids depend on the history of the game; measure it with simulate or arena",
+            args.policy
+        )));
+    }
     let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
     let states = concrete_state_count(book.n(), book.objective());
     if states > EXPLOIT_STATE_LIMIT {

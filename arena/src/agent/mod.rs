@@ -7,14 +7,15 @@
 //! * [`Model`]: a weighted mixture of bases, `0.6*upcard+0.4*uniform` (one base alone is
 //!   a model too), or one fitted to recorded games, `fit:FILE` ([`fit`]): what an
 //!   opponent is assumed to do;
-//! * [`Agent`]: a model played as it is, or, later in this module's family, agents that
-//!   answer a model;
+//! * [`Agent`]: a model played as it is, or an agent that answers a model: the safe
+//!   exploiter `exploit:MODEL[:RISK]` ([`safe`]);
 //! * [`Player`]: an agent at the table, asked one decision at a time ([`crate::protocol::Request`]),
 //!   reading the db through the reader it is given; [`AgentBot`] is a player with a
 //!   reader of its own, as the arena's bots are.
 
 pub mod fit;
 pub mod rules;
+pub mod safe;
 
 use std::fmt;
 
@@ -288,11 +289,32 @@ fn unknown(name: &str) -> AgentError {
 pub enum Agent {
     /// A model played as it is.
     Plays(Model),
+    /// The safe exploiter of a model, `exploit:MODEL[:RISK]` ([`safe`]): RISK is what it
+    /// may lose below the game's value over a whole game, 0 by default.
+    Exploit { model: Model, risk: f64 },
 }
 
 impl Agent {
-    /// An agent from its text (see the module's names).
+    /// An agent from its text: a model (see the module's names), or
+    /// `exploit:MODEL[:RISK]`.
     pub fn parse(text: &str) -> Result<Agent, AgentError> {
+        let text = text.trim();
+        if let Some(rest) = text.strip_prefix("exploit:") {
+            // a last `:NUMBER` is the risk (a model's text holds no such part)
+            let (model, risk) = match rest.rsplit_once(':') {
+                Some((model, risk)) if risk.trim().parse::<f64>().is_ok() => {
+                    (model, risk.trim().parse::<f64>().expect("checked"))
+                }
+                _ => (rest, 0.0),
+            };
+            if !risk.is_finite() || risk < 0.0 {
+                return Err(AgentError(format!(
+                    "the risk {risk} of {text:?} is not a number of at least 0"
+                )));
+            }
+            let model = Model::parse(model)?;
+            return Ok(Agent::Exploit { model, risk });
+        }
         Model::parse(text).map(Agent::Plays)
     }
 
@@ -304,12 +326,15 @@ impl Agent {
     pub fn name(&self) -> String {
         match self {
             Agent::Plays(model) => model.to_string(),
+            Agent::Exploit { model, risk } if *risk == 0.0 => format!("exploit:{model}"),
+            Agent::Exploit { model, risk } => format!("exploit:{model}:{risk}"),
         }
     }
 
     pub fn reads_db(&self) -> bool {
         match self {
             Agent::Plays(model) => model.reads_db(),
+            Agent::Exploit { .. } => true,
         }
     }
 
@@ -331,11 +356,34 @@ impl fmt::Display for Agent {
 #[derive(Clone, Debug)]
 pub struct Player {
     agent: Agent,
+    plays: Plays,
+}
+
+/// How a player bids, with what it keeps between decisions.
+#[derive(Clone, Debug)]
+enum Plays {
+    Model(Model),
+    /// The safe exploiter, its budget carried from round to round.
+    Safe(safe::SafeExploiter),
 }
 
 impl Player {
     pub fn new(agent: Agent) -> Player {
-        Player { agent }
+        let plays = match &agent {
+            Agent::Plays(model) => Plays::Model(model.clone()),
+            Agent::Exploit { model, risk } => {
+                Plays::Safe(safe::SafeExploiter::new(model.clone(), *risk))
+            }
+        };
+        Player { agent, plays }
+    }
+
+    /// The safe exploiter's state, when the agent is one.
+    pub fn safe(&self) -> Option<&safe::SafeExploiter> {
+        match &self.plays {
+            Plays::Safe(safe) => Some(safe),
+            Plays::Model(_) => None,
+        }
     }
 
     pub fn agent(&self) -> &Agent {
@@ -349,8 +397,9 @@ impl Player {
         reader: &mut Reader<'_, S>,
         request: &Request,
     ) -> Result<Vec<f64>, QueryError> {
-        match &self.agent {
-            Agent::Plays(model) => model.probabilities(reader, request),
+        match &mut self.plays {
+            Plays::Model(model) => model.probabilities(reader, request),
+            Plays::Safe(safe) => Ok(safe.decide(reader, request)?.mix),
         }
     }
 }
@@ -382,3 +431,6 @@ impl Bot for AgentBot<'_> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod safe_tests;

@@ -24,6 +24,33 @@ fn names_and_their_aliases_name_one_agent() {
 }
 
 #[test]
+fn the_safe_exploiter_is_named_with_its_model_and_risk() {
+    let agent = Agent::parse("exploit:0.6*upcard+0.4*uniform:2.5").unwrap();
+    assert_eq!(
+        agent,
+        Agent::Exploit {
+            model: Model::parse("0.6*upcard+0.4*uniform").unwrap(),
+            risk: 2.5
+        }
+    );
+    assert_eq!(agent.name(), "exploit:0.4*uniform+0.6*upcard:2.5");
+    assert_eq!(Agent::parse(&agent.name()).unwrap(), agent);
+    assert_eq!(
+        Agent::parse("exploit:match").unwrap().name(),
+        "exploit:upcard"
+    );
+    assert!(!agent.plays_by_state() && agent.reads_db());
+    for (bad, said) in [
+        ("exploit:upcard:-1", "at least 0"),
+        ("exploit:bluff", "unknown agent"),
+        ("exploit:upcard:inf", "at least 0"),
+    ] {
+        let error = Agent::parse(bad).unwrap_err().to_string();
+        assert!(error.contains(said), "{bad}: {error}");
+    }
+}
+
+#[test]
 fn a_mixture_is_parsed_checked_and_written_back() {
     let model = Model::parse("0.6*upcard+0.4*uniform").unwrap();
     assert_eq!(model.to_string(), "0.4*uniform+0.6*upcard");
