@@ -98,6 +98,11 @@ const CACHE_BYTES: usize = 1 << 30;
 pub fn arena(args: ArenaArgs) -> Result<(), Failure> {
     let player = Player::of(&args)?;
     let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
+    if let Player::Agent(agent) = &player {
+        agent
+            .check_fits(book.n(), book.objective())
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+    }
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let threads = threads_or_all_cores(args.threads);
     let limit = Duration::from_millis(args.timeout_ms);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use gops_arena::agent::Agent;
+use gops_arena::agent::{Agent, Model};
 use gops_common::Objective;
 use gops_coordinator::config::VerifyMode;
 
@@ -49,6 +49,8 @@ pub enum Command {
     Exploit(ExploitArgs),
     /// Fit an opponent model (a mixture of the simple rules) to recorded decisions.
     Fit(FitArgs),
+    /// The exact best response to an opponent model, against the equilibrium's result.
+    Respond(RespondArgs),
     /// Re-check a database: layer checksums, and stored states re-solved bit for bit.
     Verify(VerifyArgs),
     /// Serve the strategy explorer (a page for the browser) and the query API over HTTP.
@@ -472,6 +474,22 @@ pub struct SimulateArgs {
     pub json: bool,
     #[command(flatten)]
     pub on_demand: OnDemandArgs,
+}
+
+#[derive(Args)]
+pub struct RespondArgs {
+    /// The state to start from (the flags of `value`; the start of the game by default).
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// The opponent's model, played by B: an agent of the vocabulary, a mixture such as
+    /// 0.6*upcard+0.4*uniform, or fit:FILE.
+    #[arg(long, value_name = "MODEL", value_parser = model_arg)]
+    pub opponent: Model,
+}
+
+/// An opponent model (`gops_arena::agent::Model`), by name, mixture or `fit:FILE`.
+pub fn model_arg(text: &str) -> Result<Model, String> {
+    Model::parse(text).map_err(|e| e.to_string())
 }
 
 #[derive(Args)]

@@ -18,6 +18,7 @@ mod play_cmd;
 mod policy_cmd;
 mod progress;
 mod query_cmd;
+mod respond_cmd;
 mod seal_cmd;
 mod serve_cmd;
 mod signals;
@@ -71,6 +72,7 @@ fn main() {
         Command::Simulate(args) => policy_cmd::simulate(args),
         Command::Exploit(args) => policy_cmd::exploit(args),
         Command::Fit(args) => fit_cmd::fit(args),
+        Command::Respond(args) => respond_cmd::respond(args),
         Command::Verify(args) => verify_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Seal(args) => seal_cmd::run(args),

@@ -23,6 +23,9 @@ const CACHE_BYTES: usize = 256 << 20;
 
 pub fn run(args: PlayArgs) -> Result<(), Failure> {
     let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
+    args.opponent
+        .check_fits(book.n(), book.objective())
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);

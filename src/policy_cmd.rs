@@ -25,6 +25,11 @@ const CACHE_BYTES: usize = 1 << 30;
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     let book = crate::db_open::open_reader(&args.db, &read_options(&args.on_demand))?;
+    for agent in [&args.a, &args.b] {
+        agent
+            .check_fits(book.n(), book.objective())
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+    }
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let seed = args.seed.unwrap_or_else(crate::input::clock_seed);
     let mut rng = StdRng::seed_from_u64(seed);
@@ -86,6 +91,9 @@ pub fn exploit(args: ExploitArgs) -> Result<(), Failure> {
             count(EXPLOIT_STATE_LIMIT)
         )));
     }
+    args.policy
+        .check_fits(book.n(), book.objective())
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let p = &args.policy;
     let bar = crate::progress::spinner("exploit");

@@ -14,7 +14,7 @@ use crate::failure::Failure;
 /// input is checked against the db's manifest file before the database is opened, so bad
 /// input leaves every byte of the db as it was.
 /// `check` validates whatever else the command takes against the state.
-fn open_state<T>(
+pub fn open_state<T>(
     args: &StateArgs,
     check: impl Fn(&GameState) -> Result<T, InputError>,
 ) -> Result<(Book, GameState, T), Failure> {

@@ -186,6 +186,9 @@ impl Explorer {
             None => Agent::base(Base::Equilibrium),
         };
         let book = self.reader.book();
+        agent
+            .check_fits(book.n(), book.objective())
+            .map_err(|e| BadRequest::new(format!("opponent: {e}")))?;
         let game = Game::start(
             self.n(),
             book.objective(),

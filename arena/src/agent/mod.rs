@@ -8,7 +8,8 @@
 //!   a model too), or one fitted to recorded games, `fit:FILE` ([`fit`]): what an
 //!   opponent is assumed to do;
 //! * [`Agent`]: a model played as it is, or an agent that answers a model: the safe
-//!   exploiter `exploit:MODEL[:RISK]` ([`safe`]);
+//!   exploiter `exploit:MODEL[:RISK]` ([`safe`]) and the exact best response
+//!   `respond:MODEL`;
 //! * [`Player`]: an agent at the table, asked one decision at a time ([`crate::protocol::Request`]),
 //!   reading the db through the reader it is given; [`AgentBot`] is a player with a
 //!   reader of its own, as the arena's bots are.
@@ -20,10 +21,13 @@ pub mod safe;
 use std::fmt;
 
 use gops_common::cards::CardSet;
+use gops_common::objective::Objective;
+use gops_common::state::GameState;
 use gops_db::book::Book;
 use gops_db::read::{CachedReader, QueryError, Reader, Slices};
 
 use crate::bot::{Bot, NoReply};
+use crate::measure::respond;
 use crate::protocol::{Reply, Request, Seat};
 
 /// How far a mixture's weights may sum from 1.
@@ -292,6 +296,9 @@ pub enum Agent {
     /// The safe exploiter of a model, `exploit:MODEL[:RISK]` ([`safe`]): RISK is what it
     /// may lose below the game's value over a whole game, 0 by default.
     Exploit { model: Model, risk: f64 },
+    /// The exact best response to a model, `respond:MODEL`
+    /// ([`crate::measure::respond`]), where the model's states fit in memory.
+    Respond { model: Model },
 }
 
 impl Agent {
@@ -299,6 +306,11 @@ impl Agent {
     /// `exploit:MODEL[:RISK]`.
     pub fn parse(text: &str) -> Result<Agent, AgentError> {
         let text = text.trim();
+        if let Some(model) = text.strip_prefix("respond:") {
+            return Ok(Agent::Respond {
+                model: Model::parse(model)?,
+            });
+        }
         if let Some(rest) = text.strip_prefix("exploit:") {
             // a last `:NUMBER` is the risk (a model's text holds no such part)
             let (model, risk) = match rest.rsplit_once(':') {
@@ -328,20 +340,37 @@ impl Agent {
             Agent::Plays(model) => model.to_string(),
             Agent::Exploit { model, risk } if *risk == 0.0 => format!("exploit:{model}"),
             Agent::Exploit { model, risk } => format!("exploit:{model}:{risk}"),
+            Agent::Respond { model } => format!("respond:{model}"),
         }
     }
 
     pub fn reads_db(&self) -> bool {
         match self {
             Agent::Plays(model) => model.reads_db(),
-            Agent::Exploit { .. } => true,
+            Agent::Exploit { .. } | Agent::Respond { .. } => true,
         }
+    }
+
+    /// Whether it can play the `n`-card game: a best response refuses a model whose
+    /// states would not fit in memory, with its estimate.
+    pub fn check_fits(&self, n: u8, objective: Objective) -> Result<(), AgentError> {
+        let Agent::Respond { model } = self else {
+            return Ok(());
+        };
+        let states = respond::reachable_states(model, objective, &GameState::initial(n));
+        if states > respond::RESPOND_STATE_LIMIT {
+            return Err(AgentError(format!(
+                "{self}: a best response to this model in the {n}-card {objective} game may walk up to {states} concrete states, more than the {} it holds in memory; take a model of deterministic rules, or a smaller game",
+                respond::RESPOND_STATE_LIMIT
+            )));
+        }
+        Ok(())
     }
 
     /// Whether its bids depend on nothing but the state and the upcard (not on the
     /// history): what an exact exploitation over states needs.
     pub fn plays_by_state(&self) -> bool {
-        matches!(self, Agent::Plays(_))
+        matches!(self, Agent::Plays(_) | Agent::Respond { .. })
     }
 }
 
@@ -365,6 +394,8 @@ enum Plays {
     Model(Model),
     /// The safe exploiter, its budget carried from round to round.
     Safe(safe::SafeExploiter),
+    /// The best response, its walk kept for every later decision (made at the first).
+    Respond(Model, Option<respond::Responder>),
 }
 
 impl Player {
@@ -374,6 +405,7 @@ impl Player {
             Agent::Exploit { model, risk } => {
                 Plays::Safe(safe::SafeExploiter::new(model.clone(), *risk))
             }
+            Agent::Respond { model } => Plays::Respond(model.clone(), None),
         };
         Player { agent, plays }
     }
@@ -382,7 +414,7 @@ impl Player {
     pub fn safe(&self) -> Option<&safe::SafeExploiter> {
         match &self.plays {
             Plays::Safe(safe) => Some(safe),
-            Plays::Model(_) => None,
+            _ => None,
         }
     }
 
@@ -400,6 +432,21 @@ impl Player {
         match &mut self.plays {
             Plays::Model(model) => model.probabilities(reader, request),
             Plays::Safe(safe) => Ok(safe.decide(reader, request)?.mix),
+            Plays::Respond(model, responder) => {
+                let responder = responder.get_or_insert_with(|| {
+                    respond::Responder::new(model.clone(), request.objective)
+                });
+                // the request's own side as A (the game is the same from both seats)
+                let as_a = GameState {
+                    n: request.n,
+                    a: request.hand_set(),
+                    b: CardSet::from_cards(&request.opponent_hand),
+                    prizes: CardSet::from_cards(&request.prizes),
+                    diff: request.diff,
+                };
+                let bid = responder.best_bid(reader, &as_a, request.upcard)?;
+                Ok(rules::pure(as_a.a, bid))
+            }
         }
     }
 }

@@ -19,6 +19,9 @@ use crate::stats::Moments;
 use crate::table::Table;
 
 mod report;
+pub mod respond;
+#[cfg(test)]
+mod respond_tests;
 
 pub use report::{PolicyExploitation, Simulation};
 

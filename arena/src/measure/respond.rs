@@ -1,0 +1,247 @@
+//! The exact best response to an opponent model (`gops respond`, the agent
+//! `respond:MODEL`): B bids by MODEL, A maximises, by backward induction over the
+//! concrete states the model lets the game reach (A's hand, B's hand, the prizes, and
+//! for `win` the score difference). At each state it also gives what the db's
+//! equilibrium earns against MODEL, and how much a best response to A's best response
+//! takes back (A playing the equilibrium off the model's path, where its best response
+//! is not defined). The pattern reduction of the solver does not hold here: a rule looks
+//! at card values.
+//!
+//! States are kept in memory, so the walk is sized first ([`reachable_states`]): a model
+//! whose every part is a deterministic rule keeps few of B's hands (against `upcard`, B's
+//! hand is the prizes left), a uniform or equilibrium part keeps them all.
+
+use std::collections::{HashMap, HashSet};
+
+use gops_common::binomial::binomial;
+use gops_common::cards::CardSet;
+use gops_common::objective::Objective;
+use gops_common::rules::play_round;
+use gops_common::state::GameState;
+use gops_db::read::{QueryError, Reader, Slices};
+use serde::Serialize;
+
+use crate::agent::{Base, Model};
+use crate::protocol::{Request, Seat};
+
+/// States `respond` is willing to keep (about 60 bytes each).
+pub const RESPOND_STATE_LIMIT: u64 = 100_000_000;
+
+/// A's results from a state on against the model (points: the score still to come; win:
+/// the final outcome), and the game's value there.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Results {
+    /// A best-responding to the model.
+    pub best_response: f64,
+    /// A playing the db's equilibrium against the model.
+    pub equilibrium: f64,
+    /// A's best response (the equilibrium off the model's path) against a best response
+    /// to it.
+    pub best_response_guaranteed: f64,
+}
+
+/// The best response's walk, its memo kept from one question to the next (as an agent,
+/// one walk serves every later decision).
+#[derive(Clone, Debug)]
+pub struct Responder {
+    model: Model,
+    objective: Objective,
+    memo: HashMap<u64, Results>,
+}
+
+impl Responder {
+    pub fn new(model: Model, objective: Objective) -> Responder {
+        Responder {
+            model,
+            objective,
+            memo: HashMap::new(),
+        }
+    }
+
+    /// States evaluated so far.
+    pub fn states(&self) -> u64 {
+        self.memo.len() as u64
+    }
+
+    fn key(&self, state: &GameState) -> u64 {
+        let d = match self.objective {
+            Objective::Win => state.diff,
+            Objective::Points => 0,
+        };
+        u64::from(state.a.0)
+            | u64::from(state.b.0) << 16
+            | u64::from(state.prizes.0) << 32
+            | ((d + 1024) as u64) << 48
+    }
+
+    /// The results from `state` on (before its upcard). `progress` hears the states
+    /// evaluated now and then.
+    pub fn results<S: Slices>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        state: &GameState,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Results, QueryError> {
+        let remaining = state.prizes.sum() as i32;
+        let decided = self.objective == Objective::Win && state.diff.abs() > remaining;
+        if state.prizes.is_empty() || decided {
+            let end = match self.objective {
+                Objective::Points => 0.0,
+                Objective::Win => f64::from(state.diff.signum()),
+            };
+            return Ok(Results {
+                best_response: end,
+                equilibrium: end,
+                best_response_guaranteed: end,
+            });
+        }
+        let key = self.key(state);
+        if let Some(&r) = self.memo.get(&key) {
+            return Ok(r);
+        }
+        let mut sum = [0.0; 3];
+        for upcard in state.prizes.iter() {
+            let r = self.after_upcard(reader, state, upcard, progress)?.1;
+            sum[0] += r.best_response;
+            sum[1] += r.equilibrium;
+            sum[2] += r.best_response_guaranteed;
+        }
+        let k = state.prizes.len() as f64;
+        let r = Results {
+            best_response: sum[0] / k,
+            equilibrium: sum[1] / k,
+            best_response_guaranteed: sum[2] / k,
+        };
+        self.memo.insert(key, r);
+        if self.memo.len().is_multiple_of(65_536) {
+            progress(self.memo.len() as u64);
+        }
+        Ok(r)
+    }
+
+    /// A's best bid at `state` once `upcard` is up (the lowest card on a tie).
+    pub fn best_bid<S: Slices>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        state: &GameState,
+        upcard: u8,
+    ) -> Result<u8, QueryError> {
+        Ok(self.after_upcard(reader, state, upcard, &mut |_| {})?.0)
+    }
+
+    /// A's best bid and the results once `upcard` is up.
+    fn after_upcard<S: Slices>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        state: &GameState,
+        upcard: u8,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(u8, Results), QueryError> {
+        let request = Request::new(0, self.objective, Seat::B, state, upcard, &[]);
+        let predicted = self.model.probabilities(reader, &request)?;
+        let game = reader.revealed(state, upcard)?;
+        let k = state.a.len();
+        let (a_cards, b_cards) = (state.a.to_vec(), state.b.to_vec());
+        let mut best = (0, f64::NEG_INFINITY);
+        let mut equilibrium = 0.0;
+        // each child the model reaches, by (A's card, B's card)
+        let mut children = vec![None; k * k];
+        for (i, &a) in a_cards.iter().enumerate() {
+            let (mut earned, mut earned_at_equilibrium) = (0.0, 0.0);
+            for (j, &b) in b_cards.iter().enumerate() {
+                if predicted[j] == 0.0 {
+                    continue;
+                }
+                let child = play_round(state, upcard, a, b);
+                let now = self.now(state, &child);
+                let r = self.results(reader, &child, progress)?;
+                earned += predicted[j] * (now + r.best_response);
+                earned_at_equilibrium += predicted[j] * (now + r.equilibrium);
+                children[i * k + j] = Some((now, r));
+            }
+            if earned > best.1 {
+                best = (i, earned);
+            }
+            equilibrium += game.strategy_a[i] * earned_at_equilibrium;
+        }
+        let i = best.0;
+        let guaranteed = (0..k)
+            .map(|j| match children[i * k + j] {
+                Some((now, r)) => now + r.best_response_guaranteed,
+                // off the model's path A plays the equilibrium: a best response to it
+                // takes exactly the value there
+                None => game.matrix[i * k + j],
+            })
+            .fold(f64::INFINITY, f64::min);
+        Ok((
+            a_cards[i],
+            Results {
+                best_response: best.1,
+                equilibrium,
+                best_response_guaranteed: guaranteed,
+            },
+        ))
+    }
+
+    /// What A scores in the round from `state` to `child` (for `win`, nothing until the
+    /// end).
+    fn now(&self, state: &GameState, child: &GameState) -> f64 {
+        match self.objective {
+            Objective::Points => f64::from(child.diff - state.diff),
+            Objective::Win => 0.0,
+        }
+    }
+}
+
+/// How many concrete states a best response to `model` from `from` walks at most: the
+/// hands B can hold under the model (all of them when a part is uniform or reads the
+/// db), times A's hands, times (for `win`) the score differences.
+pub fn reachable_states(model: &Model, objective: Objective, from: &GameState) -> u64 {
+    let every_hand = model
+        .parts()
+        .iter()
+        .any(|(b, _)| matches!(b, Base::Uniform) || b.reads_db());
+    let k0 = from.prizes.len();
+    let mut pairs_by_layer = vec![0u64; k0 + 1];
+    if every_hand {
+        for (k, pairs) in pairs_by_layer.iter_mut().enumerate() {
+            let c = binomial(k0 as u32, k as u32);
+            *pairs = c * c;
+        }
+    } else {
+        let mut seen = HashSet::new();
+        let mut stack = vec![(from.b, from.prizes)];
+        while let Some((b, prizes)) = stack.pop() {
+            if !seen.insert((b.0, prizes.0)) {
+                continue;
+            }
+            pairs_by_layer[prizes.len()] += 1;
+            for upcard in prizes.iter() {
+                for (base, _) in model.parts() {
+                    let p = base.rule(b, prizes, upcard).expect("a rule reads no db");
+                    let bid = b.iter().zip(p).find(|(_, q)| *q > 0.0).map(|(c, _)| c);
+                    if let Some(bid) = bid {
+                        stack.push((b.without(bid), prizes.without(upcard)));
+                    }
+                }
+            }
+        }
+    }
+    let played: u32 = CardSet::full(from.n).sum() - from.prizes.sum();
+    (0..=k0)
+        .map(|k| {
+            let hands_a = binomial(k0 as u32, k as u32);
+            let diffs = match objective {
+                Objective::Points => 1,
+                Objective::Win => {
+                    // at most the prizes played by then, on either side of the start's
+                    let mut cards = from.prizes.to_vec();
+                    cards.reverse();
+                    let top: u32 = cards.iter().take(k0 - k).map(|&c| u32::from(c)).sum();
+                    u64::from(2 * (played + top) + 1)
+                }
+            };
+            pairs_by_layer[k] * hands_a * diffs
+        })
+        .sum()
+}
