@@ -31,7 +31,7 @@ pub fn respond(args: RespondArgs) -> Result<(), Failure> {
     let game_value = reader.value(&state)?;
     let mut responder = Responder::new(args.opponent.clone(), objective);
     let bar = crate::progress::spinner("respond");
-    let results = responder.results(&mut reader, &state, &mut |states| {
+    let results = responder.results_by_layers(&mut reader, &state, &mut |states| {
         bar.set_message(format!(
             "{} of at most {} states evaluated",
             count(states),

@@ -4,6 +4,8 @@
 //! - `solve`: `gops.solve`, with progress and Ctrl-C;
 //! - `exploit`: `gops.exploitability` of a Python agent or a built-in policy;
 //! - `arena`: `gops.arena`'s runs and the games `gops.env` steps;
+//! - `players`: `gops.respond`, `gops.fit` and `gops.Agent` (any agent of the
+//!   vocabulary as a callable);
 //! - `cards`: hands and prize sets read from Python objects;
 //! - `errors`: the exceptions and the mapping of the solver's errors onto them.
 
@@ -12,6 +14,7 @@ mod cards;
 mod db;
 mod errors;
 mod exploit;
+mod players;
 mod solve;
 
 use pyo3::prelude::*;
@@ -35,5 +38,8 @@ fn _gops(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db::open, m)?)?;
     m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
     m.add_function(wrap_pyfunction!(exploit::exploitability, m)?)?;
+    m.add_class::<players::Agent>()?;
+    m.add_function(wrap_pyfunction!(players::respond, m)?)?;
+    m.add_function(wrap_pyfunction!(players::fit, m)?)?;
     Ok(())
 }

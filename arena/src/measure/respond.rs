@@ -119,6 +119,76 @@ impl Responder {
         Ok(r)
     }
 
+    /// The results from `state` on, walked layer by layer: the states the model reaches
+    /// are listed first (from the top), then evaluated from the bottom layer up, each
+    /// layer in the order of its prizes, so that a book solves the games below each set
+    /// of prizes once (a walk in depth would come back to the same prizes again and
+    /// again). `progress` hears the states evaluated now and then.
+    pub fn results_by_layers<S: Slices>(
+        &mut self,
+        reader: &mut Reader<'_, S>,
+        from: &GameState,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Results, QueryError> {
+        let layers = self.reached_layers(from);
+        for mut layer in layers.into_iter().skip(1) {
+            layer.sort_by_key(|s| (s.prizes.0, s.a.0, s.b.0, s.diff));
+            for state in &layer {
+                self.results(reader, state, progress)?;
+            }
+        }
+        self.results(reader, from, progress)
+    }
+
+    /// The states the model reaches from `from`, by cards left (B's bids those its rules
+    /// can make; every card for a part that is uniform or reads the db).
+    fn reached_layers(&self, from: &GameState) -> Vec<Vec<GameState>> {
+        let mut layers = vec![Vec::new(); from.prizes.len() + 1];
+        layers[from.prizes.len()].push(*from);
+        for k in (1..=from.prizes.len()).rev() {
+            let mut seen = HashSet::new();
+            let mut next = Vec::new();
+            for s in &layers[k] {
+                let decided =
+                    self.objective == Objective::Win && s.diff.abs() > s.prizes.sum() as i32;
+                if decided {
+                    continue;
+                }
+                for upcard in s.prizes.iter() {
+                    let bids = self.possible_bids(s, upcard);
+                    for a in s.a.iter() {
+                        for b in bids.iter() {
+                            let child = play_round(s, upcard, a, b);
+                            if seen.insert(self.key(&child)) {
+                                next.push(child);
+                            }
+                        }
+                    }
+                }
+            }
+            layers[k - 1] = next;
+        }
+        layers
+    }
+
+    /// B's cards the model may bid at `state` once `upcard` is up.
+    fn possible_bids(&self, state: &GameState, upcard: u8) -> CardSet {
+        let mut bids = CardSet::from_cards(&[]);
+        for (base, _) in self.model.parts() {
+            match base.rule(state.b, state.prizes, upcard) {
+                Some(p) => {
+                    for (card, q) in state.b.iter().zip(p) {
+                        if q > 0.0 {
+                            bids = bids.union(CardSet::from_cards(&[card]));
+                        }
+                    }
+                }
+                None => return state.b,
+            }
+        }
+        bids
+    }
+
     /// A's best bid at `state` once `upcard` is up (the lowest card on a tie).
     pub fn best_bid<S: Slices>(
         &mut self,

@@ -147,6 +147,14 @@ fn the_best_response_equals_a_brute_force_over_raw_states() {
             let model = Model::parse(text).unwrap();
             let mut responder = Responder::new(model.clone(), objective);
             let r = responder.results(&mut reader, &start, &mut |_| {}).unwrap();
+            let mut by_layers = Responder::new(model.clone(), objective);
+            let layered = by_layers
+                .results_by_layers(&mut reader, &start, &mut |_| {})
+                .unwrap();
+            assert_eq!(
+                layered, r,
+                "{text}: the walk by layers gives the very same numbers"
+            );
             let brute = brute_best(&mut HashMap::new(), name, objective, &start);
             assert!(
                 (r.best_response - brute).abs() <= 1e-9,

@@ -11,11 +11,13 @@ any agent's exploitability exactly, and use the equilibrium in OpenSpiel
 from __future__ import annotations
 
 import os
+from builtins import open as builtins_open
 from typing import Any, Callable, Optional, Union
 
 from . import _gops
 from ._gops import (
     EXPLOIT_STATE_LIMIT,
+    Agent,
     MAX_N,
     Db,
     DbError,
@@ -27,6 +29,7 @@ from ._gops import (
 )
 
 __all__ = [
+    "Agent",
     "Db",
     "DbError",
     "EXPLOIT_STATE_LIMIT",
@@ -36,7 +39,9 @@ __all__ = [
     "MAX_N",
     "Strategy",
     "exploitability",
+    "fit",
     "open",
+    "respond",
     "solve",
 ]
 
@@ -148,3 +153,52 @@ def exploitability(
     finally:
         if bar is not None:
             bar.close()
+
+
+def respond(
+    db: Db,
+    opponent: str,
+    a=None,
+    b=None,
+    prizes=None,
+    diff: int = 0,
+) -> dict:
+    """The exact best response to the opponent model ``opponent`` (played by B; a rule,
+    a mixture such as ``"0.6*upcard+0.4*uniform"``, or ``"fit:FILE"``), from a state (the
+    start by default: ``a``, ``b``, ``prizes`` default to every card), as ``gops
+    respond --json`` gives it: ``value``, ``equilibrium`` (what the db's equilibrium earns
+    against the model), ``best_response``, ``gain``, ``exploitability`` (what a best
+    response to A's best response takes back), ``states``. For ``points`` the results are
+    the score still to come. A walk past the memory limit raises ValueError with its
+    estimate."""
+    import json
+
+    full = list(range(1, db.n + 1))
+    line = _gops.respond(
+        db,
+        opponent,
+        full if a is None else a,
+        full if b is None else b,
+        full if prizes is None else prizes,
+        diff,
+    )
+    return json.loads(line)
+
+
+def fit(records) -> dict:
+    """The mixture of the simple rules (``uniform``, ``upcard``, ``upcard-plus-one``,
+    ``greedy``) that best explains recorded decisions, by maximum likelihood, as ``gops
+    fit --json`` gives it: ``model`` (a model's text, usable wherever an agent is
+    named), ``weights``, ``log_likelihood``, ``mean_log_likelihood``, ``decisions``.
+
+    ``records``: a path to a games file (one JSON line a decision: a bot-protocol
+    request with its ``bid``, or ``gops arena --json``'s records), or a sequence of such
+    records, as dicts or JSON strings. A bad record raises ValueError naming it."""
+    import json
+
+    if isinstance(records, (str, bytes, os.PathLike)):
+        with builtins_open(records, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    else:
+        lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    return json.loads(_gops.fit(lines))

@@ -108,8 +108,23 @@ def _bot_agent(os_bot, db: Db) -> Callable[[dict], Any]:
     return agent
 
 
+def _named_agent(name: str, db: Db) -> Callable[[dict], Any]:
+    """An agent of the vocabulary by name (``"upcard"``, ``"exploit:upcard"``,
+    ``"respond:upcard"``, a mixture, ...), played by the library."""
+    native = _gops.Agent(db, name)
+
+    def agent(request):
+        return {int(c): p for c, p in json.loads(native.decide(json.dumps(request))).items()}
+
+    agent.name = native.name
+    return agent
+
+
 def agent_of(agent, db: Db) -> Callable[[dict], Any]:
-    """A callable agent for ``agent`` (a callable, an OpenSpiel policy or bot)."""
+    """A callable agent for ``agent`` (a callable, an OpenSpiel policy or bot, or the
+    name of an agent of the vocabulary)."""
+    if isinstance(agent, str):
+        return _named_agent(agent, db)
     if hasattr(agent, "action_probabilities"):
         return _policy_agent(agent, db)
     if hasattr(agent, "step"):
@@ -117,8 +132,8 @@ def agent_of(agent, db: Db) -> Callable[[dict], Any]:
     if callable(agent):
         return agent
     raise TypeError(
-        "agent must be a callable, an OpenSpiel policy (action_probabilities) or an "
-        f"OpenSpiel bot (step), not {type(agent).__name__}"
+        "agent must be a callable, an OpenSpiel policy (action_probabilities), an "
+        f"OpenSpiel bot (step) or an agent's name, not {type(agent).__name__}"
     )
 
 
