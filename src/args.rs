@@ -51,6 +51,8 @@ pub enum Command {
     Fit(FitArgs),
     /// The exact best response to an opponent model, against the equilibrium's result.
     Respond(RespondArgs),
+    /// A coach for a real game: type the upcards and the opponent's bids, get advice.
+    Coach(CoachArgs),
     /// Re-check a database: layer checksums, and stored states re-solved bit for bit.
     Verify(VerifyArgs),
     /// Serve the strategy explorer (a page for the browser) and the query API over HTTP.
@@ -474,6 +476,41 @@ pub struct SimulateArgs {
     pub json: bool,
     #[command(flatten)]
     pub on_demand: OnDemandArgs,
+}
+
+#[derive(Args)]
+pub struct CoachArgs {
+    /// Database directory of a solved game, or a book.
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The opponent's model (an agent of the vocabulary, a mixture, or fit:FILE)
+    /// [default: uniform, or with --learn the fit as soon as there are decisions].
+    #[arg(long, value_name = "MODEL", value_parser = model_arg, conflicts_with = "learn")]
+    pub opponent: Option<Model>,
+    /// Learn the opponent: refit the model after each of their decisions, from the
+    /// session file's decisions on.
+    #[arg(long)]
+    pub learn: bool,
+    /// What the advice may risk below the game's value, over a whole game.
+    #[arg(long, default_value_t = 0.0, value_parser = risk_arg)]
+    pub risk: f64,
+    /// The session file: the opponent's decisions, one JSON line each (a games file of
+    /// `gops fit`), continued by the next game [default with --learn:
+    /// coach-session.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<PathBuf>,
+    /// Seed of the bids drawn from the advice [default: from the clock].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub on_demand: OnDemandArgs,
+}
+
+fn risk_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        _ => Err(format!("{text:?} is not a number of at least 0")),
+    }
 }
 
 #[derive(Args)]

@@ -6,6 +6,7 @@ mod arena_cmd;
 mod args;
 mod book_cmd;
 mod cluster_cmd;
+mod coach_cmd;
 mod db_open;
 mod export_cmd;
 mod failure;
@@ -73,6 +74,7 @@ fn main() {
         Command::Exploit(args) => policy_cmd::exploit(args),
         Command::Fit(args) => fit_cmd::fit(args),
         Command::Respond(args) => respond_cmd::respond(args),
+        Command::Coach(args) => coach_cmd::coach(args),
         Command::Verify(args) => verify_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Seal(args) => seal_cmd::run(args),

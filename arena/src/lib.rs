@@ -7,6 +7,7 @@
 //! * [`agent`]: the one vocabulary of agents (the rules, the equilibrium, mixtures of
 //!   them as opponent models), a player asked one decision at a time;
 //! * [`table`]: the one game stepper every game goes through;
+//! * [`coach`]: the coach of a real game (advice, the opponent's leaks, the session);
 //! * [`bot`]: the [`bot::Bot`] trait; [`process`] and [`http`]: a bot that is a program
 //!   (JSON lines on stdin/stdout) or a service behind a URL;
 //! * [`loss`]: a decision's exact loss against the equilibrium;
@@ -19,6 +20,7 @@
 
 pub mod agent;
 pub mod bot;
+pub mod coach;
 pub mod game;
 pub mod http;
 pub mod loss;

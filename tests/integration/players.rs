@@ -100,3 +100,122 @@ fn recorded_games_are_fitted_and_a_bad_line_is_named() {
         stderr(&out)
     );
 }
+
+/// The coach's input for one game: each upcard (a random order), Enter for the advised
+/// bid, the opponent bidding the upcard; bad entries first, asked again.
+fn coached_game(seed: u64) -> String {
+    let mut prizes: Vec<u8> = (1..=13).collect();
+    let mut x = seed;
+    for i in (1..prizes.len()).rev() {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        prizes.swap(i, (x >> 33) as usize % (i + 1));
+    }
+    let mut input = String::from("99\nace\n");
+    for p in prizes {
+        input.push_str(&format!("{p}\n\n{p}\n"));
+    }
+    input
+}
+
+/// Runs `gops coach` on a pseudo-terminal (`script`, util-linux), or with stdin a pipe
+/// where `script` is missing; its transcript.
+fn coach_in_a_terminal(args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let bin = env!("CARGO_BIN_EXE_gops");
+    let has_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let mut child = if has_script {
+        let line: Vec<String> = std::iter::once(bin.to_string())
+            .chain(args.iter().map(|a| format!("'{a}'")))
+            .collect();
+        Command::new("script")
+            .args(["-qec", &line.join(" "), "/dev/null"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    } else {
+        eprintln!("no `script` on PATH: the coach runs with stdin a pipe");
+        Command::new(bin)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn a_whole_13_card_game_is_coached_in_a_terminal_and_its_session_continues() {
+    let book = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/books/points-13");
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.jsonl");
+    let (book, session_arg) = (book.to_str().unwrap(), session.to_str().unwrap());
+    let args = [
+        "coach",
+        "--db",
+        book,
+        "--learn",
+        "--session",
+        session_arg,
+        "--seed",
+        "2",
+    ];
+    let transcript = coach_in_a_terminal(&args, &(coached_game(1) + "n\n"));
+    assert!(
+        transcript.contains("'99' is not one of 1,2,3"),
+        "{transcript}"
+    );
+    assert!(transcript.contains("'ace' is not one of"), "{transcript}");
+    // a terminal echoes the typed lines where they fall: count what the coach says
+    assert_eq!(transcript.matches("on this decision; banked").count(), 13, "{transcript}");
+    assert_eq!(transcript.matches("advice: bid ").count(), 13);
+    assert!(transcript.contains("game over: you "), "{transcript}");
+    assert!(transcript.contains("they bid like"), "{transcript}");
+    // bidding the upcard: the fit puts all its weight on the rules that bid it
+    let fit: Value =
+        serde_json::from_str(gops_ok(&["fit", "--games", session_arg, "--json"]).trim()).unwrap();
+    assert_eq!(fit["decisions"], 13);
+    let w = &fit["weights"];
+    let upcard_like = w["upcard"].as_f64().unwrap() + w["greedy"].as_f64().unwrap();
+    assert!(upcard_like > 0.99, "{fit}");
+    // the next run continues the session: game 2, the first game's decisions known
+    let again = coach_in_a_terminal(&args, "q\n");
+    assert!(again.contains("13 of their decisions so far"), "{again}");
+    assert!(again.contains("game 2"), "{again}");
+    // a wrong session is refused, the file left as it was
+    let before = std::fs::read(&session).unwrap();
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"bid\": 3}\n").unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    let out = gops(&[
+        "coach",
+        "--db",
+        book,
+        "--learn",
+        "--session",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("session line 1"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&session).unwrap(), before);
+}
