@@ -63,7 +63,7 @@ pub const MAX_GAMES: usize = 10_000;
 
 /// What the server answers from: the solved game and the games in play.
 pub struct Explorer {
-    reader: SharedReader,
+    pub(crate) reader: SharedReader,
     plays: Mutex<PlayTable>,
 }
 

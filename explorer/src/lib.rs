@@ -15,6 +15,7 @@
 
 pub mod access;
 pub mod api;
+pub mod coach;
 pub mod page;
 pub mod params;
 pub mod play;

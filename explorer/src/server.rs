@@ -71,6 +71,8 @@ pub fn router(explorer: Arc<Explorer>, access: Access) -> Router {
         .route("/api/solving", get(solving_route))
         .route("/api/play/new", post(play_new_route))
         .route("/api/play/bid", post(play_bid_route))
+        .route("/api/coach", get(coach_route))
+        .route("/coach", get(coach_page_route))
         .fallback(not_found)
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::new(access),
@@ -107,13 +109,18 @@ async fn not_found() -> Response {
 /// The page; it reads its own parameters (`token`, `selftest`) in the browser.
 async fn page_route() -> Response {
     let nonce = format!("{:032x}", rand::random::<u128>());
-    let mut response = page::html(&nonce).into_response();
+    page_response(page::html(&nonce), &nonce)
+}
+
+/// A page's response: HTML, its content security policy, never cached or framed.
+fn page_response(html: String, nonce: &str) -> Response {
+    let mut response = html.into_response();
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    if let Ok(policy) = HeaderValue::from_str(&page::content_security_policy(&nonce)) {
+    if let Ok(policy) = HeaderValue::from_str(&page::content_security_policy(nonce)) {
         headers.insert(CONTENT_SECURITY_POLICY, policy);
     }
     headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -158,7 +165,7 @@ async fn play_new_route(
     State(explorer): State<Arc<Explorer>>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    answer(explorer, query, &["seed"], Explorer::play_new).await
+    answer(explorer, query, &["seed", "opponent"], Explorer::play_new).await
 }
 
 async fn play_bid_route(
@@ -166,6 +173,16 @@ async fn play_bid_route(
     RawQuery(query): RawQuery,
 ) -> Response {
     answer(explorer, query, &["game", "card"], Explorer::play_bid).await
+}
+
+async fn coach_route(State(explorer): State<Arc<Explorer>>, RawQuery(query): RawQuery) -> Response {
+    answer(explorer, query, &crate::coach::COACH_KEYS, Explorer::coach).await
+}
+
+/// The coach's page; it reads the game from its own address in the browser.
+async fn coach_page_route() -> Response {
+    let nonce = format!("{:032x}", rand::random::<u128>());
+    page_response(page::coach_html(&nonce), &nonce)
 }
 
 /// Decodes the query with the route's `keys`, runs `work` (which reads the db, so

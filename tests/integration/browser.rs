@@ -347,3 +347,58 @@ fn a_link_to_a_state_below_a_book_opens_it_and_back_and_forward_step_through_it(
     assert!(dom.contains("The linked state cannot be shown"), "{dom}");
     assert!(dom.contains("data-a=\"1,2,3,4,5,6,7\""), "{dom}");
 }
+
+#[test]
+fn the_coach_view_opens_at_a_game_s_address() {
+    // the API first (no browser needed): the rounds replayed, the advice for the upcard
+    let (_dir, db) = temp_db();
+    solve(&db, 6, &[]);
+    let served = Served::start(&db, &[]);
+    let game = "/api/coach?opponent=upcard&rounds=4.5.4,2.1.2&upcard=6";
+    let view = served.json(game);
+    assert_eq!(view["rounds"].as_array().unwrap().len(), 2, "{view}");
+    assert_eq!(cards(&view["prizes_left"]), vec![1, 3, 5, 6]);
+    assert_eq!(cards(&view["your_cards"]), vec![2, 3, 4, 6]);
+    let mix = view["advice"]["mix"].as_object().unwrap();
+    let total: f64 = mix.values().map(|p| p.as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() <= 1e-9, "{view}");
+    for (bad, said) in [
+        ("/api/coach?rounds=4.5", "PRIZE.YOURS.THEIRS"),
+        ("/api/coach?rounds=4.5.9", "not in B's hand"),
+        ("/api/coach?opponent=bluff", "unknown agent"),
+        ("/api/coach?upcard=9", "not one of the prizes left"),
+        ("/api/coach?risk=-1", "at least 0"),
+    ] {
+        let (status, body) = served.get(bad);
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains(said), "{bad}: {body}");
+    }
+    let Some(browser) = browser_or_skip("coach browser test") else {
+        return;
+    };
+    let page = "/coach?opponent=upcard&rounds=4.5.4,2.1.2&upcard=6&selftest=1";
+    let dom = headless(
+        browser,
+        &served.url(page),
+        &["--dump-dom".into(), "--virtual-time-budget=30000".into()],
+    );
+    let result = selftest_result(&dom);
+    assert_eq!(result["rounds"], 2, "{result:#}");
+    // the page shows what the API answers (JSON's 0 and 0.0 alike)
+    let (shown, asked) = (&result["advice"], &view["advice"]);
+    for key in ["budget", "expected_gain", "suggested", "upcard", "value"] {
+        assert_eq!(
+            shown[key].as_f64(),
+            asked[key].as_f64(),
+            "{key}: {result:#}"
+        );
+    }
+    for (card, p) in asked["mix"].as_object().unwrap() {
+        assert_eq!(
+            shown["mix"][card].as_f64(),
+            p.as_f64(),
+            "{card}: {result:#}"
+        );
+    }
+    assert!(dom.contains("<td>4</td>"), "the rounds' table is drawn");
+}

@@ -188,7 +188,11 @@ fn a_whole_13_card_game_is_coached_in_a_terminal_and_its_session_continues() {
     );
     assert!(transcript.contains("'ace' is not one of"), "{transcript}");
     // a terminal echoes the typed lines where they fall: count what the coach says
-    assert_eq!(transcript.matches("on this decision; banked").count(), 13, "{transcript}");
+    assert_eq!(
+        transcript.matches("on this decision; banked").count(),
+        13,
+        "{transcript}"
+    );
     assert_eq!(transcript.matches("advice: bid ").count(), 13);
     assert!(transcript.contains("game over: you "), "{transcript}");
     assert!(transcript.contains("they bid like"), "{transcript}");
