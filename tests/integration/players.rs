@@ -223,3 +223,72 @@ fn a_whole_13_card_game_is_coached_in_a_terminal_and_its_session_continues() {
     assert!(stderr(&out).contains("session line 1"), "{}", stderr(&out));
     assert_eq!(std::fs::read(&session).unwrap(), before);
 }
+
+#[test]
+fn respond_answers_from_any_state_and_refuses_past_its_limit_before_any_work() {
+    let (_dir, db) = temp_db();
+    solve(&db, 7, &[]);
+    let db = db.to_str().unwrap();
+    let start: Value = serde_json::from_str(
+        gops_ok(&["respond", "--db", db, "--opponent", "match", "--json"]).trim(),
+    )
+    .unwrap();
+    // one above each prize and the ace on the 7: 1+...+6 - 7 = 14
+    assert_eq!(start["best_response"], 14.0, "{start}");
+    assert_eq!(start["opponent"], "upcard");
+    let equilibrium = start["equilibrium"].as_f64().unwrap();
+    assert!(equilibrium > 0.0 && equilibrium < 14.0, "{start}");
+    assert!(
+        start["exploitability"].as_f64().unwrap() > 0.0,
+        "a pure best response is exploitable"
+    );
+    // from a later state: B holds the prizes left, as the rule leaves it
+    let later: Value = serde_json::from_str(
+        gops_ok(&[
+            "respond",
+            "--db",
+            db,
+            "--opponent",
+            "upcard",
+            "--a",
+            "1,2,6",
+            "--b",
+            "3,4,7",
+            "--prizes",
+            "3,4,7",
+            "--diff",
+            "5",
+            "--json",
+        ])
+        .trim(),
+    )
+    .unwrap();
+    assert_eq!(later["prizes"], serde_json::json!([3, 4, 7]));
+    assert!(later["states"].as_u64().unwrap() < 50, "{later}");
+    // a uniform part keeps every hand of B: the 7-card game fits, a refusal needs more;
+    // the limit is checked before the db is walked, with its estimate
+    let (_dir9, win9) = temp_db();
+    solve(&win9, 9, &["--objective", "win"]);
+    let out = gops(&[
+        "respond",
+        "--db",
+        win9.to_str().unwrap(),
+        "--opponent",
+        "0.5*upcard+0.5*uniform",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("may walk up to 345,593,288"),
+        "{}",
+        stderr(&out)
+    );
+    // a bad model and a bad state are input errors
+    for bad in [
+        vec!["--opponent", "bluff"],
+        vec!["--opponent", "upcard", "--a", "1,2", "--b", "1"],
+    ] {
+        let mut args = vec!["respond", "--db", db];
+        args.extend(bad.iter().copied());
+        assert_eq!(gops(&args).status.code(), Some(2), "{bad:?}");
+    }
+}

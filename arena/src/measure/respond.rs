@@ -121,9 +121,10 @@ impl Responder {
 
     /// The results from `state` on, walked layer by layer: the states the model reaches
     /// are listed first (from the top), then evaluated from the bottom layer up, each
-    /// layer in the order of its prizes, so that a book solves the games below each set
-    /// of prizes once (a walk in depth would come back to the same prizes again and
-    /// again). `progress` hears the states evaluated now and then.
+    /// layer in the order of its prizes, so that the reads of one set of prizes come
+    /// together (a walk in depth comes back to the same prizes again and again, long
+    /// after their slices have left the cache). `progress` hears the states evaluated
+    /// now and then.
     pub fn results_by_layers<S: Slices>(
         &mut self,
         reader: &mut Reader<'_, S>,
