@@ -39,6 +39,7 @@ def main() -> None:
             row = sums[rnd]
             for card, p in zip(s.cards_a, s.strategy_a):
                 d = int(card) - upcard
+                p = float(p)
                 row["mean_d"] += p * d
                 row["d0"] += p * (d == 0)
                 row["d1"] += p * (d == 1)
@@ -46,8 +47,8 @@ def main() -> None:
                 row["below"] += p * (d < 0)
                 row["same_parity"] += p * (d % 2 == 0)
             row["support"] += sum(1 for p in s.strategy_a if p > 5e-7)
-            bid_a = rng.choices(list(s.cards_a), weights=list(s.strategy_a))[0]
-            bid_b = rng.choices(list(s.cards_b), weights=list(s.strategy_b))[0]
+            bid_a = int(rng.choices(list(s.cards_a), weights=list(s.strategy_a))[0])
+            bid_b = int(rng.choices(list(s.cards_b), weights=list(s.strategy_b))[0])
             diff += upcard * ((bid_a > bid_b) - (bid_a < bid_b))
             a.remove(bid_a)
             b.remove(bid_b)

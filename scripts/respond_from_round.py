@@ -39,7 +39,7 @@ def main() -> None:
         for rnd in range(1, args.round):
             upcard = rng.choice(prizes)
             s = db.strategy(a, b, prizes, upcard, diff)
-            bid_a = rng.choices(list(s.cards_a), weights=list(s.strategy_a))[0]
+            bid_a = int(rng.choices(list(s.cards_a), weights=list(s.strategy_a))[0])
             request = {
                 "game": game, "round": rnd, "n": n, "objective": db.objective, "seat": "B",
                 "hand": b, "opponent_hand": a, "prizes": prizes, "upcard": upcard,

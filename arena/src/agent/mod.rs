@@ -50,16 +50,28 @@ pub enum Base {
     Equilibrium,
     /// The equilibrium's most likely bid (the lowest such card on a tie), played pure.
     EquilibriumPure,
+    /// Mined from the 13-card equilibrium: the upcard + 1 early, the upcard in the middle,
+    /// the upcard - 1 late ([`rules::drift`]).
+    UpcardDrift,
+    /// Mined: the held card nearest the upcard + 2 (the opening's bids of the upcard's
+    /// parity above it).
+    UpcardPlusTwo,
+    /// Mined: one above on the upper half of the prizes, the lowest card on the lower
+    /// half ([`rules::split`]).
+    Split,
 }
 
 impl Base {
-    pub const ALL: [Base; 6] = [
+    pub const ALL: [Base; 9] = [
         Base::Uniform,
         Base::Upcard,
         Base::UpcardPlusOne,
         Base::Greedy,
         Base::Equilibrium,
         Base::EquilibriumPure,
+        Base::UpcardDrift,
+        Base::UpcardPlusTwo,
+        Base::Split,
     ];
 
     /// The rules that read nothing but the decision (what `gops fit` fits over).
@@ -86,6 +98,9 @@ impl Base {
             Base::Greedy => "greedy",
             Base::Equilibrium => "equilibrium",
             Base::EquilibriumPure => "equilibrium-pure",
+            Base::UpcardDrift => "upcard-drift",
+            Base::UpcardPlusTwo => "upcard-plus-two",
+            Base::Split => "split",
         }
     }
 
@@ -115,6 +130,9 @@ impl Base {
             Base::Upcard => rules::pure(hand, rules::nearest(hand, upcard)),
             Base::UpcardPlusOne => rules::pure(hand, rules::nearest(hand, upcard + 1)),
             Base::Greedy => rules::pure(hand, rules::greedy(hand, prizes, upcard)),
+            Base::UpcardDrift => rules::pure(hand, rules::drift(hand, prizes, upcard)),
+            Base::UpcardPlusTwo => rules::pure(hand, rules::nearest(hand, upcard + 2)),
+            Base::Split => rules::pure(hand, rules::split(hand, prizes, upcard)),
             Base::Equilibrium | Base::EquilibriumPure => return None,
         })
     }
