@@ -16,6 +16,7 @@ mod network;
 mod on_demand_progress;
 mod output;
 mod play_cmd;
+mod players_args;
 mod policy_cmd;
 mod progress;
 mod query_cmd;
