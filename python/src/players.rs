@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use gops_arena::agent::fit::{fit as fit_model, parse_record};
 use gops_arena::agent::{Agent as ArenaAgent, Model, Player};
-use gops_arena::measure::respond::{RESPOND_STATE_LIMIT, Responder, reachable_states};
+use gops_arena::measure::respond::{RESPOND_STATE_LIMIT, reachable_states, respond as respond_to};
 use gops_arena::protocol::Request;
 use gops_common::sync::lock;
 use gops_db::read::{CachedReader, SharedReader};
@@ -45,34 +45,13 @@ pub fn respond(
             "a best response to {model} from this state may walk up to {estimate} concrete states, more than the {RESPOND_STATE_LIMIT} held in memory: start from a later state, or take a model of deterministic rules"
         )));
     }
-    let started = std::time::Instant::now();
-    let (results, value, states) = py
+    let response = py
         .detach(|| {
             let mut reader = CachedReader::cached(book, CACHE_BYTES);
-            let value = reader.value(&state)?;
-            let mut responder = Responder::new(model.clone(), objective);
-            let results = responder.results_by_layers(&mut reader, &state, &mut |_| {})?;
-            Ok((results, value, responder.states()))
+            respond_to(&mut reader, &model, &state, estimate, &mut |_| {})
         })
         .map_err(query_error)?;
-    Ok(serde_json::json!({
-        "n": book.n(),
-        "objective": objective.name(),
-        "opponent": model.to_string(),
-        "a": state.a.to_vec(),
-        "b": state.b.to_vec(),
-        "prizes": state.prizes.to_vec(),
-        "diff": state.diff,
-        "value": value,
-        "best_response": results.best_response,
-        "equilibrium": results.equilibrium,
-        "gain": results.best_response - results.equilibrium,
-        "exploitability": value - results.best_response_guaranteed,
-        "states": states,
-        "states_estimate": estimate,
-        "seconds": started.elapsed().as_secs_f64(),
-    })
-    .to_string())
+    Ok(serde_json::to_string(&response).expect("a response serialises"))
 }
 
 /// The mixture of the rules fitted to recorded decisions (one JSON line each, as a

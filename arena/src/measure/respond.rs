@@ -264,6 +264,66 @@ impl Responder {
     }
 }
 
+/// A best response's whole answer from a state, as `gops respond --json` and Python's
+/// `gops.respond` give it (results for A: points, the score still to come; win, P(win) -
+/// P(loss)).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Response {
+    pub n: u8,
+    pub objective: &'static str,
+    pub opponent: String,
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub prizes: Vec<u8>,
+    pub diff: i32,
+    /// The game's value there.
+    pub value: f64,
+    pub best_response: f64,
+    pub equilibrium: f64,
+    /// `best_response - equilibrium`.
+    pub gain: f64,
+    /// What a best response to A's best response takes back below the value.
+    pub exploitability: f64,
+    pub states: u64,
+    /// The bound the walk was sized with ([`reachable_states`]).
+    pub states_estimate: u64,
+    pub seconds: f64,
+}
+
+/// The best response to `model` from `from`, walked by layers, with the game's value
+/// there; `states_estimate` is the size the caller checked. `progress` hears the states
+/// evaluated now and then.
+pub fn respond<S: Slices>(
+    reader: &mut Reader<'_, S>,
+    model: &Model,
+    from: &GameState,
+    states_estimate: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Response, QueryError> {
+    let started = std::time::Instant::now();
+    let objective = reader.objective();
+    let value = reader.value(from)?;
+    let mut responder = Responder::new(model.clone(), objective);
+    let r = responder.results_by_layers(reader, from, progress)?;
+    Ok(Response {
+        n: from.n,
+        objective: objective.name(),
+        opponent: model.to_string(),
+        a: from.a.to_vec(),
+        b: from.b.to_vec(),
+        prizes: from.prizes.to_vec(),
+        diff: from.diff,
+        value,
+        best_response: r.best_response,
+        equilibrium: r.equilibrium,
+        gain: r.best_response - r.equilibrium,
+        exploitability: value - r.best_response_guaranteed,
+        states: responder.states(),
+        states_estimate,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
 /// How many concrete states a best response to `model` from `from` walks at most: the
 /// hands B can hold under the model (all of them when a part is uniform or reads the
 /// db), times A's hands, times (for `win`) the score differences.
