@@ -21,22 +21,6 @@ let played = null;
 
 // ---------------------------------------------------------------- helpers
 
-/** The page's own parameters; a '+' stays a '+' (a base64 token holds them). */
-function readSearch(search) {
-  const out = {};
-  for (const piece of search.replace(/^\?/, '').split('&')) {
-    if (!piece) continue;
-    const at = piece.indexOf('=');
-    try {
-      const key = decodeURIComponent(at < 0 ? piece : piece.slice(0, at));
-      out[key] = at < 0 ? '' : decodeURIComponent(piece.slice(at + 1));
-    } catch (e) {
-      // a malformed escape: the parameter is ignored
-    }
-  }
-  return out;
-}
-
 function $(selector, root) {
   return (root || document).querySelector(selector);
 }

@@ -6,21 +6,6 @@
 
 const KEYS = ['opponent', 'risk', 'rounds', 'upcard', 'seed'];
 
-function readSearch(search) {
-  const out = {};
-  for (const piece of search.replace(/^\?/, '').split('&')) {
-    if (!piece) continue;
-    const at = piece.indexOf('=');
-    try {
-      const key = decodeURIComponent(at < 0 ? piece : piece.slice(0, at));
-      out[key] = at < 0 ? '' : decodeURIComponent(piece.slice(at + 1));
-    } catch (e) {
-      // a malformed escape: the parameter is ignored
-    }
-  }
-  return out;
-}
-
 const $ = (selector) => document.querySelector(selector);
 
 /** The page's address for `game` (its own token and selftest kept). */

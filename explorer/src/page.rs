@@ -8,12 +8,14 @@ const STYLE: &str = include_str!("../assets/style.css");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const COACH_HTML: &str = include_str!("../assets/coach.html");
 const COACH_SCRIPT: &str = include_str!("../assets/coach.js");
+/// `readSearch`, which both pages' scripts use: put inline before each.
+const SEARCH: &str = include_str!("../assets/search.js");
 
 /// The page, its inline style and script marked with `nonce`.
 pub fn html(nonce: &str) -> String {
     HTML.replace("{{NONCE}}", nonce)
         .replace("/*{{STYLE}}*/", STYLE)
-        .replace("/*{{SCRIPT}}*/", SCRIPT)
+        .replace("/*{{SCRIPT}}*/", &format!("{SEARCH}\n{SCRIPT}"))
 }
 
 /// The coach's page, its inline style and script marked with `nonce`.
@@ -21,7 +23,7 @@ pub fn coach_html(nonce: &str) -> String {
     COACH_HTML
         .replace("{{NONCE}}", nonce)
         .replace("/*{{STYLE}}*/", STYLE)
-        .replace("/*{{SCRIPT}}*/", COACH_SCRIPT)
+        .replace("/*{{SCRIPT}}*/", &format!("{SEARCH}\n{COACH_SCRIPT}"))
 }
 
 /// What the page may load and run: its own inline style and script (by `nonce`), calls
