@@ -132,6 +132,11 @@ fn optimal_against_itself_is_centred_on_zero_and_beats_random() {
         .map(|k| even[k].as_u64().unwrap())
         .sum::<u64>();
     assert_eq!(counted, 4000);
+    // `outcome` is the mean of +1 a win, -1 a loss
+    let wins_less_losses = even["wins"].as_f64().unwrap() - even["losses"].as_f64().unwrap();
+    let outcome = &even["outcome"];
+    assert!((outcome["mean"].as_f64().unwrap() - wins_less_losses / 4000.0).abs() < 1e-12);
+    assert!(outcome["low"].as_f64().unwrap() < outcome["mean"].as_f64().unwrap());
     // the equilibrium guarantees value 0; against a random bidder it gains points
     let lopsided = simulate(&db, "optimal", "random", "4000");
     assert!(

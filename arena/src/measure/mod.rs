@@ -39,6 +39,9 @@ pub struct SimulationReport {
     pub loss_rate: Rate,
     /// A's final score minus B's.
     pub score_difference: Mean,
+    /// A's result as `win` counts it, P(win) - P(loss): the mean of +1 a win, 0 a draw,
+    /// -1 a loss, with its interval.
+    pub outcome: Mean,
 }
 
 /// Plays `games` games of agent `a` (seat A) against agent `b` (seat B), each a fresh
@@ -52,7 +55,7 @@ pub fn simulate(
     decided: &mut dyn FnMut(&Request, u8),
 ) -> Result<SimulationReport, QueryError> {
     let (mut wins, mut draws, mut losses) = (0u64, 0u64, 0u64);
-    let mut difference = Moments::default();
+    let (mut difference, mut outcome) = (Moments::default(), Moments::default());
     for game in 0..games {
         let mut table = Table::new(reader.n(), reader.objective());
         let (mut player_a, mut player_b) = (Player::new(a.clone()), Player::new(b.clone()));
@@ -76,6 +79,7 @@ pub fn simulate(
             _ => losses += 1,
         }
         difference.add(f64::from(diff));
+        outcome.add(f64::from(diff.signum()));
         if game % 1024 == 1023 {
             progress(game + 1);
         }
@@ -89,6 +93,7 @@ pub fn simulate(
         draw_rate: Rate::of(draws, games),
         loss_rate: Rate::of(losses, games),
         score_difference: difference.summary(),
+        outcome: outcome.summary(),
     })
 }
 

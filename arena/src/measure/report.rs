@@ -51,6 +51,12 @@ impl fmt::Display for Simulation {
             f,
             "A's score minus B's: mean {:.4}  (95 % CI {:.4} .. {:.4}), std dev {:.4}",
             s.mean, s.low, s.high, s.std_dev
+        )?;
+        let o = &report.outcome;
+        write!(
+            f,
+            "\nP(A wins) - P(A loses): {:.4}  (95 % CI {:.4} .. {:.4})",
+            o.mean, o.low, o.high
         )
     }
 }

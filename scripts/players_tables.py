@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The players' tables of RESULTS.md ("Beating the opponent in front of you") for one db:
+against each simple rule as B, A's result with the equilibrium, the safe exploiter at
+RISK 0 and at --risk (`gops simulate`, --games games, --seed); and the rule card's loss
+of each rule against the equilibrium (`gops arena --builtin RULE`, --arena-games games).
+A's result is the objective's: for `points` the mean score difference, for `win`
+P(win) - P(loss) (simulate's `outcome`), each with its 95 % interval.
+
+    python3 scripts/players_tables.py --db DB [--risk 5] [--games 20000] [--arena-games 10000] [--seed 13]
+
+Prints the two markdown tables; on stderr, one JSON line per command as it ends (with its
+seconds), so that a long run can be read as it goes. Uses `gops` on the PATH, or $GOPS_BIN.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+# one JSON line a command on stderr (the command line sets it)
+LOG = False
+
+RULES = ["upcard", "upcard-plus-one", "greedy", "uniform", "upcard-drift", "upcard-plus-two", "split"]
+
+
+def gops(*args: str) -> tuple[dict, float]:
+    binary = os.environ.get("GOPS_BIN", "gops")
+    started = time.monotonic()
+    out = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+    seconds = time.monotonic() - started
+    last = out.strip().splitlines()[-1]
+    record = json.loads(last)
+    if LOG:
+        print(json.dumps({"command": ["gops", *args], "seconds": round(seconds, 1), "result": record}), file=sys.stderr, flush=True)
+    return record, seconds
+
+
+def interval(mean: float, low: float, high: float, digits: int) -> str:
+    f = f"{{:+.{digits}f}}"
+    return f"{f.format(mean)} ({f.format(low)} .. {f.format(high)})"
+
+
+def measure(db: str, rules: list[str], risk: str, games: int, arena_games: int, seed: int) -> list[dict]:
+    """One record a rule: `against` (A's result, a mean object, with the equilibrium, the
+    safe exploiter at RISK 0 and at `risk`) and `loss` (the rule's loss against the
+    equilibrium, [mean, low, high])."""
+    records = []
+    for rule in rules:
+        against = []
+        for a in ["equilibrium", f"exploit:{rule}", f"exploit:{rule}:{risk}"]:
+            r, _ = gops("simulate", "--db", db, "--a", a, "--b", rule, "--games", str(games),
+                        "--seed", str(seed), "--json")
+            against.append(r["score_difference"] if r["objective"] == "points" else r["outcome"])
+        r, _ = gops("arena", "--db", db, "--builtin", rule, "--games", str(arena_games), "--seed", str(seed), "--json")
+        records.append({"rule": rule, "objective": r["objective"], "against": against,
+                        "loss": [r["mean_loss"], *r["loss_ci95"]]})
+    return records
+
+
+def markdown(records: list[dict], risk: str) -> str:
+    lines = [f"| B's rule | the equilibrium | the safe exploiter, RISK 0 | the safe exploiter, RISK {risk} |",
+             "|---|---|---|---|"]
+    for r in records:
+        digits = 2 if r["objective"] == "points" else 3
+        cells = [interval(m["mean"], m["low"], m["high"], digits) for m in r["against"]]
+        lines.append(f"| `{r['rule']}` | " + " | ".join(cells) + " |")
+    lines += ["", "| rule | loss a game against the equilibrium (95 % CI) |", "|---|---|"]
+    for r in records:
+        mean, low, high = r["loss"]
+        lines.append(f"| `{r['rule']}` | {mean:.4f} ({low:.4f} .. {high:.4f}) |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--risk", required=True, help="the second RISK (points: 5; win: 0.1)")
+    parser.add_argument("--games", type=int, default=20000)
+    parser.add_argument("--arena-games", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--rules", default=",".join(RULES), help="comma-separated rules")
+    args = parser.parse_args()
+    global LOG
+    LOG = True
+    records = measure(args.db, args.rules.split(","), args.risk, args.games, args.arena_games, args.seed)
+    print(markdown(records, args.risk))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Tests of scripts/players_tables.py on small solved games: the safe exploiter's rows
+against `upcard` gain on the equilibrium's, a uniform bidder loses more to the
+equilibrium than `upcard` does, and the `win` tables are in P(win) - P(loss).
+
+    python3 -m unittest discover -s scripts -p 'test_*.py'
+
+Needs target/release/gops (cargo build --release) or GOPS_BIN.
+"""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+import players_tables
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+GOPS = os.environ.get("GOPS_BIN", os.path.join(ROOT, "target", "release", "gops"))
+
+
+class PlayersTablesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        os.environ["GOPS_BIN"] = GOPS
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def measure(self, n, objective, risk):
+        db = os.path.join(self.dir.name, f"{objective}{n}")
+        subprocess.run([GOPS, "solve", "--n", str(n), "--objective", objective, "--db", db, "--no-first-moves"],
+                       check=True, capture_output=True)
+        return players_tables.measure(db, ["upcard", "uniform"], risk, 4000, 1000, 13)
+
+    def test_points_tables(self):
+        upcard, uniform = self.measure(6, "points", "3")
+        for record in (upcard, uniform):
+            for m in record["against"]:
+                self.assertLessEqual(m["low"], m["mean"])
+                self.assertLessEqual(m["mean"], m["high"])
+        equilibrium, safe, risky = upcard["against"]
+        # the safe exploiter at RISK 3 takes far more from `upcard` than the equilibrium
+        self.assertGreater(risky["low"], equilibrium["high"])
+        self.assertGreater(safe["mean"], equilibrium["mean"])
+        self.assertGreater(uniform["loss"][1], upcard["loss"][2])
+        table = players_tables.markdown([upcard, uniform], "3")
+        self.assertIn("| `upcard` | +", table)
+        self.assertIn("RISK 3 |", table)
+        self.assertEqual(len(table.splitlines()), 2 + 2 + 1 + 2 + 2)
+
+    def test_win_tables_are_in_wins_less_losses(self):
+        upcard, uniform = self.measure(5, "win", "0.1")
+        for record in (upcard, uniform):
+            for m in record["against"]:
+                self.assertTrue(-1.0 <= m["low"] <= m["mean"] <= m["high"] <= 1.0 + 1e-9, m)
+        self.assertGreater(upcard["against"][2]["mean"], upcard["against"][0]["mean"])
+
+
+if __name__ == "__main__":
+    unittest.main()
