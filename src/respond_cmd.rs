@@ -1,7 +1,7 @@
 //! `gops respond`: the exact best response to an opponent model from a state, beside
 //! what the equilibrium earns against it (`gops_arena::measure::respond` does the work).
 
-use gops_arena::measure::respond::{RESPOND_STATE_LIMIT, reachable_states, respond as respond_to};
+use gops_arena::measure::respond::{Plan, respond as respond_to};
 use gops_common::human::{count, value};
 use gops_db::read::CachedReader;
 
@@ -14,15 +14,27 @@ const CACHE_BYTES: usize = 1 << 30;
 pub fn respond(args: RespondArgs) -> Result<(), Failure> {
     let (book, state, ()) = crate::query_cmd::open_state(&args.state, |_| Ok(()))?;
     let objective = book.objective();
-    let estimate = reachable_states(&args.opponent, objective, &state);
-    if estimate > RESPOND_STATE_LIMIT {
-        return Err(Failure::Runtime(format!(
-            "a best response to {} from here may walk up to {} concrete states, more than the {} it holds in memory: start from a later state (--a, --b, --prizes), or take a model of deterministic rules only, which keeps few of B's hands",
-            args.opponent,
-            count(estimate),
-            count(RESPOND_STATE_LIMIT)
-        )));
+    let plan = Plan::new(&args.opponent, objective, &state);
+    if !plan.fits() {
+        let hint = if plan.layered {
+            format!(
+                "B may hold any hand under {}, so it walks every state, two layers at a time: {} at once here ({} in all), more than the {} it holds in memory: start from a later state (--a, --b, --prizes)",
+                args.opponent,
+                count(plan.held),
+                count(plan.states),
+                count(plan.limit())
+            )
+        } else {
+            format!(
+                "a best response to {} from here may walk up to {} concrete states, more than the {} it holds in memory: start from a later state (--a, --b, --prizes), or take a model of deterministic rules only, which keeps few of B's hands",
+                args.opponent,
+                count(plan.states),
+                count(plan.limit())
+            )
+        };
+        return Err(Failure::Runtime(hint));
     }
+    let estimate = plan.states;
     let mut reader = CachedReader::cached(&book, CACHE_BYTES);
     let bar = crate::progress::spinner("respond");
     let response = respond_to(

@@ -202,6 +202,26 @@ impl Reach {
 }
 
 impl Reach {
+    /// The score differences a state with `prizes` left can have below the state
+    /// `(root_prizes, root_diff)` (`prizes` a subset of `root_prizes`): `root_diff` plus
+    /// a signed sum of the prizes played since, within `-sum(prizes)..=sum(prizes)` (the
+    /// others are decided). Unlike [`Reach::within_subtree`], without their negations.
+    pub fn below(root_prizes: CardSet, root_diff: i32, prizes: CardSet) -> Reach {
+        debug_assert_eq!(prizes.0 & !root_prizes.0, 0, "prizes within the root's");
+        let sums = Self::signed_sums(CardSet(root_prizes.0 & !prizes.0));
+        let range = prizes.sum() as i32;
+        let mut reach = Reach {
+            diff_range: range,
+            bits: [0; WORDS],
+        };
+        for d in -range..=range {
+            if sums.contains_diff(d - root_diff) {
+                reach.set((d + range) as usize);
+            }
+        }
+        reach
+    }
+
     /// The signed sums of `played` within `-range..=range`.
     fn of_played_within(played: CardSet, range: i32) -> Reach {
         let all = Self::signed_sums(played);
@@ -263,6 +283,40 @@ mod tests {
                     reach.count(),
                     (-range..=range).filter(|d| want.contains(d)).count()
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn differences_below_a_state_are_its_own_plus_the_signed_sums_since() {
+        // from the state (root, d0): the prizes of root not in left played out, by brute
+        // force over who won each
+        let n = 6;
+        for root in [CardSet::full(n), CardSet::from_cards(&[1, 3, 4, 6])] {
+            for d0 in [-5, 0, 2] {
+                for bits in 0..(1u32 << n) {
+                    let left = CardSet(bits);
+                    if left.0 & !root.0 != 0 {
+                        continue;
+                    }
+                    let played: Vec<i32> =
+                        CardSet(root.0 & !left.0).iter().map(i32::from).collect();
+                    let mut sums = std::collections::BTreeSet::new();
+                    for code in 0..3usize.pow(played.len() as u32) {
+                        let (mut d, mut rest) = (d0, code);
+                        for &p in &played {
+                            d += p * (rest % 3) as i32 - p;
+                            rest /= 3;
+                        }
+                        sums.insert(d);
+                    }
+                    let reach = Reach::below(root, d0, left);
+                    let range = left.sum() as i32;
+                    for d in -range - 3..=range + 3 {
+                        let kept = d.abs() <= range && sums.contains(&d);
+                        assert_eq!(reach.contains_diff(d), kept, "{root:?} {d0} {left:?} {d}");
+                    }
+                }
             }
         }
     }

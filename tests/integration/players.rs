@@ -265,23 +265,22 @@ fn respond_answers_from_any_state_and_refuses_past_its_limit_before_any_work() {
     .unwrap();
     assert_eq!(later["prizes"], serde_json::json!([3, 4, 7]));
     assert!(later["states"].as_u64().unwrap() < 50, "{later}");
-    // a uniform part keeps every hand of B: the 7-card game fits, a refusal needs more;
-    // the limit is checked before the db is walked, with its estimate
-    let (_dir9, win9) = temp_db();
-    solve(&win9, 9, &["--objective", "win"]);
-    let out = gops(&[
-        "respond",
-        "--db",
-        win9.to_str().unwrap(),
-        "--opponent",
-        "0.5*upcard+0.5*uniform",
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("may walk up to 345,593,288"),
-        "{}",
-        stderr(&out)
-    );
+    // past either walk's limit, a refusal before the db is walked, with its estimate:
+    // on the shipped 13-card points book, from the start, a rule whose hands depend on
+    // the prizes' order (the sparse walk), and a uniform part (every state, by layers)
+    let book = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/books/points-13");
+    let book = book.to_str().unwrap();
+    for (model, says) in [
+        ("upcard-drift", "may walk up to 124,143,762 concrete states"),
+        (
+            "0.5*upcard+0.5*uniform",
+            "10,106,059,392 at once here (15,148,345,759 in all)",
+        ),
+    ] {
+        let out = gops(&["respond", "--db", book, "--opponent", model]);
+        assert_eq!(out.status.code(), Some(1), "{model}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{model}: {}", stderr(&out));
+    }
     // a bad model and a bad state are input errors
     for bad in [
         vec!["--opponent", "bluff"],

@@ -12,7 +12,7 @@ use gops_common::rules::play_round;
 use gops_common::state::GameState;
 use gops_db::read::CachedReader;
 
-use super::respond::{Responder, reachable_states};
+use super::respond::{Plan, Responder, reachable_states, respond_layered};
 use crate::agent::Model;
 
 /// The test's own rules: B's probability of each of its cards.
@@ -155,6 +155,12 @@ fn the_best_response_equals_a_brute_force_over_raw_states() {
                 layered, r,
                 "{text}: the walk by layers gives the very same numbers"
             );
+            if name == "mixed" {
+                let (dense, states) =
+                    respond_layered(&mut reader, &model, &start, 2, &mut |_| {}).unwrap();
+                assert_eq!(dense, r, "{text}: the layered walk gives the same numbers");
+                assert_eq!(states, Plan::new(&model, objective, &start).states);
+            }
             let brute = brute_best(&mut HashMap::new(), name, objective, &start);
             assert!(
                 (r.best_response - brute).abs() <= 1e-9,
@@ -228,4 +234,54 @@ fn brute_guaranteed(
     let v = total / s.prizes.len() as f64;
     memo.insert(key, v);
     v
+}
+
+/// The layered walk (every state, two layers at a time) against the sparse walk, from
+/// the start and from later states (a score difference for `win`), for models that keep
+/// every hand, one reading the db (whose zeros leave the model's path): the same numbers,
+/// bit for bit, and as many states as planned.
+#[test]
+fn the_layered_walk_gives_the_sparse_walks_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, objective) in [(6, Objective::Points), (5, Objective::Win)] {
+        let book = crate::tests::solved(dir.path(), n, objective);
+        let mut reader = CachedReader::cached(&book, 1 << 26);
+        let later = |a: &[u8], b: &[u8], prizes: &[u8], diff: i32| GameState {
+            n,
+            a: CardSet::from_cards(a),
+            b: CardSet::from_cards(b),
+            prizes: CardSet::from_cards(prizes),
+            diff,
+        };
+        let states = [
+            GameState::initial(n),
+            later(&[1, 3, 4, 5], &[2, 3, 4, 5], &[1, 2, 4, 5], -3),
+            later(&[2, 4, 5], &[1, 4, 5], &[2, 3, 5], 4),
+        ];
+        for text in [
+            "uniform",
+            "0.6*upcard+0.4*uniform",
+            "equilibrium",
+            "0.5*equilibrium+0.5*upcard-plus-one",
+        ] {
+            let model = Model::parse(text).unwrap();
+            for state in &states {
+                let mut sparse = Responder::new(model.clone(), objective);
+                let r = sparse
+                    .results_by_layers(&mut reader, state, &mut |_| {})
+                    .unwrap();
+                let (dense, walked) =
+                    respond_layered(&mut reader, &model, state, 1, &mut |_| {}).unwrap();
+                assert_eq!(dense, r, "{n} {objective} {text} from {state:?}");
+                let (threaded, _) =
+                    respond_layered(&mut reader, &model, state, 3, &mut |_| {}).unwrap();
+                assert_eq!(threaded, r, "{n} {objective} {text}: any number of threads");
+                let plan = Plan::new(&model, objective, state);
+                assert!(plan.layered);
+                assert_eq!(walked, plan.states, "{n} {objective} {text}");
+                assert!(sparse.states() <= walked);
+                assert!(plan.held < plan.states || state.prizes.len() == 1);
+            }
+        }
+    }
 }

@@ -164,6 +164,11 @@ impl<'b, S: Slices> Reader<'b, S> {
         self.book.n()
     }
 
+    /// The book it reads (for another thread's reader of the same book).
+    pub fn book(&self) -> &'b Book {
+        self.book
+    }
+
     pub fn objective(&self) -> Objective {
         self.book.objective()
     }

@@ -18,18 +18,27 @@ use gops_common::cards::CardSet;
 use gops_common::objective::Objective;
 use gops_common::rules::play_round;
 use gops_common::state::GameState;
-use gops_db::read::{QueryError, Reader, Slices};
+use gops_db::read::{QueryError, Reader, RevealedGame, Slices};
 use serde::Serialize;
 
 use crate::agent::{Base, Model};
 use crate::protocol::{Request, Seat};
 
-/// States `respond` is willing to keep (about 60 bytes each).
+mod layered;
+
+pub use layered::{layered_states, respond_layered};
+
+/// States the sparse walk (a model of deterministic rules, or the agent `respond:MODEL`)
+/// is willing to keep (about 100 bytes each).
 pub const RESPOND_STATE_LIMIT: u64 = 100_000_000;
+
+/// States the layered walk (a model that keeps every hand of B) is willing to hold at
+/// once, in two adjacent layers (24 bytes each: about 9.6 GB).
+pub const RESPOND_HELD_LIMIT: u64 = 400_000_000;
 
 /// A's results from a state on against the model (points: the score still to come; win:
 /// the final outcome), and the game's value there.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Results {
     /// A best-responding to the model.
     pub best_response: f64,
@@ -82,36 +91,16 @@ impl Responder {
         state: &GameState,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Results, QueryError> {
-        let remaining = state.prizes.sum() as i32;
-        let decided = self.objective == Objective::Win && state.diff.abs() > remaining;
-        if state.prizes.is_empty() || decided {
-            let end = match self.objective {
-                Objective::Points => 0.0,
-                Objective::Win => f64::from(state.diff.signum()),
-            };
-            return Ok(Results {
-                best_response: end,
-                equilibrium: end,
-                best_response_guaranteed: end,
-            });
+        if let Some(end) = terminal(self.objective, state) {
+            return Ok(end);
         }
         let key = self.key(state);
         if let Some(&r) = self.memo.get(&key) {
             return Ok(r);
         }
-        let mut sum = [0.0; 3];
-        for upcard in state.prizes.iter() {
-            let r = self.after_upcard(reader, state, upcard, progress)?.1;
-            sum[0] += r.best_response;
-            sum[1] += r.equilibrium;
-            sum[2] += r.best_response_guaranteed;
-        }
-        let k = state.prizes.len() as f64;
-        let r = Results {
-            best_response: sum[0] / k,
-            equilibrium: sum[1] / k,
-            best_response_guaranteed: sum[2] / k,
-        };
+        let r = over_upcards(state, |upcard| {
+            Ok(self.after_upcard(reader, state, upcard, progress)?.1)
+        })?;
         self.memo.insert(key, r);
         if self.memo.len().is_multiple_of(65_536) {
             progress(self.memo.len() as u64);
@@ -208,26 +197,109 @@ impl Responder {
         upcard: u8,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(u8, Results), QueryError> {
-        let request = Request::new(0, self.objective, Seat::B, state, upcard, &[]);
-        let predicted = self.model.probabilities(reader, &request)?;
-        let game = reader.revealed(state, upcard)?;
-        let k = state.a.len();
+        let revealed = Revealed::read(reader, &self.model, state, upcard)?;
         let (a_cards, b_cards) = (state.a.to_vec(), state.b.to_vec());
+        let objective = self.objective;
+        let (i, r) = revealed.combine(|i, j| {
+            let child = play_round(state, upcard, a_cards[i], b_cards[j]);
+            let r = self.results(reader, &child, progress)?;
+            Ok((scored(objective, state, &child), r))
+        })?;
+        Ok((a_cards[i], r))
+    }
+}
+
+/// The results where nothing is left to play: no prizes, or (`win`) a lead the prizes
+/// left cannot overturn.
+fn terminal(objective: Objective, state: &GameState) -> Option<Results> {
+    let remaining = state.prizes.sum() as i32;
+    let decided = objective == Objective::Win && state.diff.abs() > remaining;
+    if !(state.prizes.is_empty() || decided) {
+        return None;
+    }
+    let end = match objective {
+        Objective::Points => 0.0,
+        Objective::Win => f64::from(state.diff.signum()),
+    };
+    Some(Results {
+        best_response: end,
+        equilibrium: end,
+        best_response_guaranteed: end,
+    })
+}
+
+/// The results before the upcard: the mean over the prizes, each turned up with the same
+/// chance, of the results once it is up (`after`), summed in the prizes' order.
+fn over_upcards(
+    state: &GameState,
+    mut after: impl FnMut(u8) -> Result<Results, QueryError>,
+) -> Result<Results, QueryError> {
+    let mut sum = [0.0; 3];
+    for upcard in state.prizes.iter() {
+        let r = after(upcard)?;
+        sum[0] += r.best_response;
+        sum[1] += r.equilibrium;
+        sum[2] += r.best_response_guaranteed;
+    }
+    let k = state.prizes.len() as f64;
+    Ok(Results {
+        best_response: sum[0] / k,
+        equilibrium: sum[1] / k,
+        best_response_guaranteed: sum[2] / k,
+    })
+}
+
+/// What A scores in the round from `state` to `child` (for `win`, nothing until the end).
+fn scored(objective: Objective, state: &GameState, child: &GameState) -> f64 {
+    match objective {
+        Objective::Points => f64::from(child.diff - state.diff),
+        Objective::Win => 0.0,
+    }
+}
+
+/// One round once its upcard is up: B's predicted bids and the db's game there.
+struct Revealed {
+    predicted: Vec<f64>,
+    game: RevealedGame,
+}
+
+impl Revealed {
+    fn read<S: Slices>(
+        reader: &mut Reader<'_, S>,
+        model: &Model,
+        state: &GameState,
+        upcard: u8,
+    ) -> Result<Revealed, QueryError> {
+        let request = Request::new(0, reader.objective(), Seat::B, state, upcard, &[]);
+        let predicted = model.probabilities(reader, &request)?;
+        let game = reader.revealed(state, upcard)?;
+        Ok(Revealed { predicted, game })
+    }
+
+    /// A's best card (its index, the lowest on a tie) and the results, from each child
+    /// the model reaches: `child(i, j)` gives what A scores in the round and the child's
+    /// results when A bids its i-th card and B its j-th, asked only where the model
+    /// gives B's j-th card a positive probability. Both walks combine here, so that
+    /// their numbers agree bit for bit.
+    fn combine(
+        &self,
+        mut child: impl FnMut(usize, usize) -> Result<(f64, Results), QueryError>,
+    ) -> Result<(usize, Results), QueryError> {
+        let (predicted, game) = (&self.predicted, &self.game);
+        let k = predicted.len();
         let mut best = (0, f64::NEG_INFINITY);
         let mut equilibrium = 0.0;
         // each child the model reaches, by (A's card, B's card)
         let mut children = vec![None; k * k];
-        for (i, &a) in a_cards.iter().enumerate() {
+        for i in 0..k {
             let (mut earned, mut earned_at_equilibrium) = (0.0, 0.0);
-            for (j, &b) in b_cards.iter().enumerate() {
-                if predicted[j] == 0.0 {
+            for (j, &p) in predicted.iter().enumerate() {
+                if p == 0.0 {
                     continue;
                 }
-                let child = play_round(state, upcard, a, b);
-                let now = self.now(state, &child);
-                let r = self.results(reader, &child, progress)?;
-                earned += predicted[j] * (now + r.best_response);
-                earned_at_equilibrium += predicted[j] * (now + r.equilibrium);
+                let (now, r) = child(i, j)?;
+                earned += p * (now + r.best_response);
+                earned_at_equilibrium += p * (now + r.equilibrium);
                 children[i * k + j] = Some((now, r));
             }
             if earned > best.1 {
@@ -245,7 +317,7 @@ impl Responder {
             })
             .fold(f64::INFINITY, f64::min);
         Ok((
-            a_cards[i],
+            i,
             Results {
                 best_response: best.1,
                 equilibrium,
@@ -253,17 +325,7 @@ impl Responder {
             },
         ))
     }
-
-    /// What A scores in the round from `state` to `child` (for `win`, nothing until the
-    /// end).
-    fn now(&self, state: &GameState, child: &GameState) -> f64 {
-        match self.objective {
-            Objective::Points => f64::from(child.diff - state.diff),
-            Objective::Win => 0.0,
-        }
-    }
 }
-
 /// A best response's whole answer from a state, as `gops respond --json` and Python's
 /// `gops.respond` give it (results for A: points, the score still to come; win, P(win) -
 /// P(loss)).
@@ -290,6 +352,61 @@ pub struct Response {
     pub seconds: f64,
 }
 
+/// Whether B may hold any hand under `model` (a part that is uniform or reads the db):
+/// then `respond` walks every state, two layers at a time.
+pub fn keeps_every_hand(model: &Model) -> bool {
+    model
+        .parts()
+        .iter()
+        .any(|(b, _)| matches!(b, Base::Uniform) || b.reads_db())
+}
+
+/// How `respond` would walk from a state: its states in all, and those it holds at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Two layers at a time over every state (a model that keeps every hand), or the
+    /// sparse walk over the states the model reaches, all kept.
+    pub layered: bool,
+    /// At most the states walked ([`reachable_states`]).
+    pub states: u64,
+    /// At most the states held at once.
+    pub held: u64,
+}
+
+impl Plan {
+    pub fn new(model: &Model, objective: Objective, from: &GameState) -> Plan {
+        if keeps_every_hand(model) {
+            let (states, held) = layered_states(objective, from);
+            Plan {
+                layered: true,
+                states,
+                held,
+            }
+        } else {
+            let states = reachable_states(model, objective, from);
+            Plan {
+                layered: false,
+                states,
+                held: states,
+            }
+        }
+    }
+
+    /// Whether the walk fits the memory `respond` allows itself.
+    pub fn fits(&self) -> bool {
+        self.held <= self.limit()
+    }
+
+    /// The most states it allows itself to hold at once.
+    pub fn limit(&self) -> u64 {
+        if self.layered {
+            RESPOND_HELD_LIMIT
+        } else {
+            RESPOND_STATE_LIMIT
+        }
+    }
+}
+
 /// The best response to `model` from `from`, walked by layers, with the game's value
 /// there; `states_estimate` is the size the caller checked. `progress` hears the states
 /// evaluated now and then.
@@ -303,8 +420,14 @@ pub fn respond<S: Slices>(
     let started = std::time::Instant::now();
     let objective = reader.objective();
     let value = reader.value(from)?;
-    let mut responder = Responder::new(model.clone(), objective);
-    let r = responder.results_by_layers(reader, from, progress)?;
+    let (r, states) = if keeps_every_hand(model) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        layered::respond_layered(reader, model, from, threads, progress)?
+    } else {
+        let mut responder = Responder::new(model.clone(), objective);
+        let r = responder.results_by_layers(reader, from, progress)?;
+        (r, responder.states())
+    };
     Ok(Response {
         n: from.n,
         objective: objective.name(),
@@ -318,7 +441,7 @@ pub fn respond<S: Slices>(
         equilibrium: r.equilibrium,
         gain: r.best_response - r.equilibrium,
         exploitability: value - r.best_response_guaranteed,
-        states: responder.states(),
+        states,
         states_estimate,
         seconds: started.elapsed().as_secs_f64(),
     })
@@ -328,18 +451,12 @@ pub fn respond<S: Slices>(
 /// hands B can hold under the model (all of them when a part is uniform or reads the
 /// db), times A's hands, times (for `win`) the score differences.
 pub fn reachable_states(model: &Model, objective: Objective, from: &GameState) -> u64 {
-    let every_hand = model
-        .parts()
-        .iter()
-        .any(|(b, _)| matches!(b, Base::Uniform) || b.reads_db());
+    if keeps_every_hand(model) {
+        return layered_states(objective, from).0;
+    }
     let k0 = from.prizes.len();
     let mut pairs_by_layer = vec![0u64; k0 + 1];
-    if every_hand {
-        for (k, pairs) in pairs_by_layer.iter_mut().enumerate() {
-            let c = binomial(k0 as u32, k as u32);
-            *pairs = c * c;
-        }
-    } else {
+    {
         let mut seen = HashSet::new();
         let mut stack = vec![(from.b, from.prizes)];
         while let Some((b, prizes)) = stack.pop() {
