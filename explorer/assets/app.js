@@ -401,7 +401,8 @@ function renderPlay(game) {
   board.dataset.you = String(game.you);
   board.dataset.bot = String(game.bot);
   board.dataset.over = String(game.over);
-  $('#play-score').textContent = (game.over ? 'Game over' : 'Round ' + round + ' of ' + game.n) + ' · you ' + game.you + ', bot ' + game.bot;
+  board.dataset.opponent = game.opponent;
+  $('#play-score').textContent = (game.over ? 'Game over' : 'Round ' + round + ' of ' + game.n) + ' · you ' + game.you + ', bot (' + game.opponent + ') ' + game.bot;
   $('#play-turn').hidden = game.over;
   if (!game.over) {
     $('#play-upcard').replaceChildren(cardEl(game.upcard, 'prize big'));
@@ -439,7 +440,8 @@ function roundLine(r) {
 
 async function newGame() {
   clearError();
-  renderPlay(await api('/api/play/new', {}, 'POST'));
+  const opponent = $('#play-opponent').value.trim();
+  renderPlay(await api('/api/play/new', opponent ? { opponent: opponent } : {}, 'POST'));
 }
 
 async function bid(id, card) {
@@ -608,6 +610,21 @@ async function selftest() {
     out.play.outcome = outcome;
     out.checks.play_result_colour = shownAs === colourOf(outcome)
       && colourOf('won') !== colourOf('lost') && colourOf('lost') !== colourOf('tied');
+    out.checks.play_equilibrium_by_default = board.opponent === 'equilibrium';
+    // another bot, named on the page: the upcard rule bids the card nearest the prize up
+    $('#play-opponent').value = 'upcard';
+    await click($('#play-new'));
+    const turnedUp = played.upcard;
+    const held = played.bot_cards.slice();
+    await click($('#play-hand button.card'));
+    const first = played.rounds[0];
+    const nearest = held.reduce((best, c) => (Math.abs(c - turnedUp) < Math.abs(best - turnedUp) ? c : best), held[0]);
+    out.checks.play_named_bot = $('#play-board').dataset.opponent === 'upcard' && first.bot === nearest;
+    // a name that is no agent: the page says why, and keeps the game it has
+    $('#play-opponent').value = 'bluff';
+    await click($('#play-new'));
+    out.checks.play_unknown_bot = !$('#error').hidden && $('#error').textContent.includes('bluff')
+      && $('#play-board').dataset.opponent === 'upcard';
     out.ok = Object.values(out.checks).every(Boolean);
   } catch (error) {
     out.error = String((error && error.message) || error);
