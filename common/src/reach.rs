@@ -249,16 +249,7 @@ mod tests {
             .filter(|&c| !left.contains(c))
             .map(i32::from)
             .collect();
-        let mut out = std::collections::BTreeSet::new();
-        for code in 0..3usize.pow(played.len() as u32) {
-            let (mut d, mut rest) = (0, code);
-            for &p in &played {
-                d += p * (rest % 3) as i32 - p;
-                rest /= 3;
-            }
-            out.insert(d);
-        }
-        out
+        after_playing(0, &played)
     }
 
     #[test]
@@ -287,6 +278,21 @@ mod tests {
         }
     }
 
+    /// `d0` plus every signed sum of `played` (each +p, -p or 0), by brute force over
+    /// who won each.
+    fn after_playing(d0: i32, played: &[i32]) -> std::collections::BTreeSet<i32> {
+        let mut out = std::collections::BTreeSet::new();
+        for code in 0..3usize.pow(played.len() as u32) {
+            let (mut d, mut rest) = (d0, code);
+            for &p in played {
+                d += p * (rest % 3) as i32 - p;
+                rest /= 3;
+            }
+            out.insert(d);
+        }
+        out
+    }
+
     #[test]
     fn differences_below_a_state_are_its_own_plus_the_signed_sums_since() {
         // from the state (root, d0): the prizes of root not in left played out, by brute
@@ -301,15 +307,7 @@ mod tests {
                     }
                     let played: Vec<i32> =
                         CardSet(root.0 & !left.0).iter().map(i32::from).collect();
-                    let mut sums = std::collections::BTreeSet::new();
-                    for code in 0..3usize.pow(played.len() as u32) {
-                        let (mut d, mut rest) = (d0, code);
-                        for &p in &played {
-                            d += p * (rest % 3) as i32 - p;
-                            rest /= 3;
-                        }
-                        sums.insert(d);
-                    }
+                    let sums = after_playing(d0, &played);
                     let reach = Reach::below(root, d0, left);
                     let range = left.sum() as i32;
                     for d in -range - 3..=range + 3 {
@@ -358,16 +356,8 @@ mod tests {
                     .filter(|&c| !left.contains(c))
                     .map(i32::from)
                     .collect();
-                let mut want = std::collections::BTreeSet::new();
-                for code in 0..3usize.pow(played.len() as u32) {
-                    let (mut d, mut rest) = (root_diff, code);
-                    for &p in &played {
-                        d += p * (rest % 3) as i32 - p;
-                        rest /= 3;
-                    }
-                    want.insert(d);
-                    want.insert(-d);
-                }
+                let mut want = after_playing(root_diff, &played);
+                want.extend(want.clone().into_iter().map(|d| -d));
                 let range = left.sum() as i32;
                 for d in -range..=range {
                     assert_eq!(reach.contains_diff(d), want.contains(&d), "{left:?} {d}");
