@@ -182,20 +182,11 @@ impl Reach {
     /// Closed under children as [`Reach::of`] is: the subtree a book's reader solves on
     /// demand solves only these.
     pub fn within_subtree(root_prizes: CardSet, root_diff: i32, prizes: CardSet) -> Reach {
-        debug_assert_eq!(prizes.0 & !root_prizes.0, 0, "prizes within the root's");
-        let sums = Self::signed_sums(CardSet(root_prizes.0 & !prizes.0));
-        let range = prizes.sum() as i32;
-        let mut reach = Reach {
-            diff_range: range,
-            bits: [0; WORDS],
-        };
-        for pos in sums.positions() {
-            let d = root_diff + pos as i32 - sums.diff_range;
-            for d in [d, -d] {
-                if d.abs() <= range {
-                    reach.set((d + range) as usize);
-                }
-            }
+        let mut reach = Self::below(root_prizes, root_diff, prizes);
+        let last = reach.width() - 1;
+        let mirrored: Vec<usize> = reach.positions().map(|pos| last - pos).collect();
+        for pos in mirrored {
+            reach.set(pos);
         }
         reach
     }

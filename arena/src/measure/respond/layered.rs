@@ -104,6 +104,11 @@ impl Layer {
         }
     }
 
+    /// The states of prize set `p` (by rank): every pair of hands, at each difference.
+    fn states_at(&self, p: usize) -> usize {
+        (self.hands * self.hands) as usize * self.diffs[p].len()
+    }
+
     /// The index of a state of this layer, or `None` for a score difference it does not
     /// keep (one the prizes left cannot overturn, or one that cannot occur).
     fn index(&self, prizes: u32, a: u32, b: u32, diff: i32) -> Option<usize> {
@@ -236,9 +241,8 @@ fn fill_layer<S: Slices>(
         // one segment of the layer's results a prize set, handed out in turn
         let mut segments = Vec::with_capacity(layer.first.len());
         let mut rest = results;
-        for (p, diffs) in layer.diffs.iter().enumerate() {
-            let size = (layer.hands * layer.hands) as usize * diffs.len();
-            let (segment, tail) = rest.split_at_mut(size);
+        for p in 0..layer.diffs.len() {
+            let (segment, tail) = rest.split_at_mut(layer.states_at(p));
             segments.push((p, segment));
             rest = tail;
         }
@@ -305,10 +309,9 @@ impl Shared<'_, '_> {
                 self.failed.store(true, Ordering::Relaxed);
                 return Err(e);
             }
-            let done = self
-                .evaluated
-                .fetch_add(segment_len(self.layer, p), Ordering::Relaxed);
-            progress(done + segment_len(self.layer, p));
+            let filled = segment.len() as u64;
+            let done = self.evaluated.fetch_add(filled, Ordering::Relaxed);
+            progress(done + filled);
         }
     }
 
@@ -344,10 +347,6 @@ impl Shared<'_, '_> {
         }
         Ok(())
     }
-}
-
-fn segment_len(layer: &Layer, p: usize) -> u64 {
-    layer.hands * layer.hands * layer.diffs[p].len() as u64
 }
 
 /// One state's results, its children read from the layer below (`None` below one card).
