@@ -456,21 +456,19 @@ pub fn reachable_states(model: &Model, objective: Objective, from: &GameState) -
     }
     let k0 = from.prizes.len();
     let mut pairs_by_layer = vec![0u64; k0 + 1];
-    {
-        let mut seen = HashSet::new();
-        let mut stack = vec![(from.b, from.prizes)];
-        while let Some((b, prizes)) = stack.pop() {
-            if !seen.insert((b.0, prizes.0)) {
-                continue;
-            }
-            pairs_by_layer[prizes.len()] += 1;
-            for upcard in prizes.iter() {
-                for (base, _) in model.parts() {
-                    let p = base.rule(b, prizes, upcard).expect("a rule reads no db");
-                    let bid = b.iter().zip(p).find(|(_, q)| *q > 0.0).map(|(c, _)| c);
-                    if let Some(bid) = bid {
-                        stack.push((b.without(bid), prizes.without(upcard)));
-                    }
+    let mut seen = HashSet::new();
+    let mut stack = vec![(from.b, from.prizes)];
+    while let Some((b, prizes)) = stack.pop() {
+        if !seen.insert((b.0, prizes.0)) {
+            continue;
+        }
+        pairs_by_layer[prizes.len()] += 1;
+        for upcard in prizes.iter() {
+            for (base, _) in model.parts() {
+                let p = base.rule(b, prizes, upcard).expect("a rule reads no db");
+                let bid = b.iter().zip(p).find(|(_, q)| *q > 0.0).map(|(c, _)| c);
+                if let Some(bid) = bid {
+                    stack.push((b.without(bid), prizes.without(upcard)));
                 }
             }
         }
