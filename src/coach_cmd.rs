@@ -150,7 +150,7 @@ pub fn coach(args: CoachArgs) -> Result<(), Failure> {
     ))?;
     term.say(&format!(
         "Model of the opponent: {}{}. Type each upcard, then your bid (Enter takes the advice) and theirs; 'q' quits.",
-        coach.model(),
+        coach.model_name(),
         if args.learn { " (learned as they play)" } else { "" }
     ))?;
     if let Some(path) = &session {

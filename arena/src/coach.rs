@@ -48,6 +48,8 @@ pub struct Settled {
 /// A coach across games.
 pub struct Coach {
     model: Model,
+    /// With `learn`, the fitted model as `gops fit` names it (weights rounded).
+    fitted_name: Option<String>,
     learn: bool,
     risk: f64,
     banked: f64,
@@ -68,6 +70,7 @@ impl Coach {
     pub fn new(model: Model, learn: bool, risk: f64, session: &[String]) -> Result<Coach, String> {
         let mut coach = Coach {
             model,
+            fitted_name: None,
             learn,
             risk,
             banked: 0.0,
@@ -95,12 +98,22 @@ impl Coach {
 
     fn refit(&mut self) {
         if self.learn && !self.observed.is_empty() {
-            self.model = fit(&self.observed).mixture();
+            let fitted = fit(&self.observed);
+            self.model = fitted.mixture();
+            self.fitted_name = Some(fitted.model);
         }
     }
 
+    /// The model advised against (with `learn`, the fit's unrounded weights).
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// The model's name to show: with `learn`, the fit's as `gops fit` prints it.
+    pub fn model_name(&self) -> String {
+        self.fitted_name
+            .clone()
+            .unwrap_or_else(|| self.model.to_string())
     }
 
     /// The game under way's number in the session.

@@ -1,10 +1,10 @@
 // The coach's script: the game is its page's address (?opponent=&risk=&rounds=P.Y.T,...
-// &upcard=U), so a link reopens it and Back undoes a round; each change asks
+// &upcard=U&learn=1), so a link reopens it and Back undoes a round; each change asks
 // /api/coach, which replays the rounds, and draws what it answers. With ?selftest=1 it
 // writes the advice it was given into <pre id="selftest">.
 'use strict';
 
-const KEYS = ['opponent', 'risk', 'rounds', 'upcard', 'seed'];
+const KEYS = ['opponent', 'risk', 'rounds', 'upcard', 'seed', 'learn'];
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -50,7 +50,8 @@ function showError(message) {
 
 function draw(view) {
   $('#coach-info').textContent =
-    view.n + ' cards, ' + view.objective + '; opponent model ' + view.opponent + ', risk ' + view.risk;
+    view.n + ' cards, ' + view.objective + '; opponent model ' + view.opponent +
+    (view.learn ? ' (learned from their bids in this game)' : '') + ', risk ' + view.risk;
   $('#coach-score').textContent = 'score you ' + view.you + ', them ' + view.them +
     '; prizes left ' + (view.prizes_left.join(',') || 'none') +
     '; your cards ' + (view.your_cards.join(',') || 'none') +

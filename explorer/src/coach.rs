@@ -2,7 +2,9 @@
 //! as a view whose address holds the game. Nothing is kept on the server: the rounds
 //! played (`rounds=P.Y.T,...`: prize, your bid, their bid) are replayed through
 //! `gops_arena::coach::Coach` at each call, the budget banked again round by round, and
-//! the advice given for the upcard now turned up (`upcard=U`).
+//! the advice given for the upcard now turned up (`upcard=U`). With `learn=1` the model is
+//! refitted to the opponent's bids in the rounds played, after each, as `gops coach
+//! --learn` does across a session.
 
 use gops_arena::agent::{Base, Model};
 use gops_arena::coach::Coach;
@@ -15,7 +17,7 @@ use crate::api::{ApiError, Explorer};
 use crate::params::{BadRequest, Query};
 
 /// The keys `/api/coach` takes.
-pub const COACH_KEYS: [&str; 5] = ["opponent", "risk", "rounds", "upcard", "seed"];
+pub const COACH_KEYS: [&str; 6] = ["opponent", "risk", "rounds", "upcard", "seed", "learn"];
 
 /// `rounds=P.Y.T,P.Y.T`: each round's prize, your bid and theirs.
 fn parse_rounds(text: &str) -> Result<Vec<(u8, u8, u8)>, BadRequest> {
@@ -34,7 +36,7 @@ fn parse_rounds(text: &str) -> Result<Vec<(u8, u8, u8)>, BadRequest> {
 }
 
 impl Explorer {
-    /// `GET /api/coach?opponent=MODEL&risk=R&rounds=...&upcard=U[&seed=S]`.
+    /// `GET /api/coach?opponent=MODEL&risk=R&rounds=...&upcard=U[&seed=S][&learn=1]`.
     pub fn coach(&self, query: &Query) -> Result<Value, ApiError> {
         let model = match query.get("opponent") {
             Some(text) => {
@@ -52,6 +54,13 @@ impl Explorer {
                 })?,
             None => 0.0,
         };
+        let learn = match query.get("learn") {
+            None | Some("0") | Some("false") => false,
+            Some("1") | Some("true") => true,
+            Some(text) => {
+                return Err(BadRequest::new(format!("learn: '{text}' is not 1 or 0")).into());
+            }
+        };
         let rounds = parse_rounds(query.get("rounds").unwrap_or(""))?;
         let seed = match query.int("seed")? {
             Some(s) => u64::try_from(s).map_err(|_| BadRequest::new("seed: negative"))?,
@@ -60,7 +69,7 @@ impl Explorer {
         let book = self.reader.book();
         let mut reader = self.reader.reader();
         let mut rng = StdRng::seed_from_u64(seed);
-        let mut coach = Coach::new(model, false, risk, &[]).map_err(BadRequest::new)?;
+        let mut coach = Coach::new(model, learn, risk, &[]).map_err(BadRequest::new)?;
         let mut table = Table::new(book.n(), book.objective());
         let mut played = Vec::new();
         for (i, &(prize, yours, theirs)) in rounds.iter().enumerate() {
@@ -112,8 +121,9 @@ impl Explorer {
         Ok(json!({
             "n": book.n(),
             "objective": book.objective().name(),
-            "opponent": coach.model().to_string(),
+            "opponent": coach.model_name(),
             "risk": risk,
+            "learn": learn,
             "rounds": played,
             "prizes_left": state.prizes.to_vec(),
             "your_cards": state.a.to_vec(),

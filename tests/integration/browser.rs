@@ -362,7 +362,16 @@ fn the_coach_view_opens_at_a_game_s_address() {
     let mix = view["advice"]["mix"].as_object().unwrap();
     let total: f64 = mix.values().map(|p| p.as_f64().unwrap()).sum();
     assert!((total - 1.0).abs() <= 1e-9, "{view}");
+    // with learn=1 the model is refitted to their bids so far (here the upcard, each time)
+    let fixed = served.json("/api/coach?rounds=4.5.4,2.1.2,6.6.6&upcard=3");
+    let learned = served.json("/api/coach?rounds=4.5.4,2.1.2,6.6.6&upcard=3&learn=1");
+    assert_eq!(fixed["opponent"], "uniform", "{fixed}");
+    assert_eq!(learned["learn"], true, "{learned}");
+    assert_eq!(learned["habits"]["decisions"], 3, "{learned}");
+    assert_eq!(learned["opponent"], learned["habits"]["model"], "{learned}");
+    assert_ne!(learned["opponent"], "uniform", "{learned}");
     for (bad, said) in [
+        ("/api/coach?learn=maybe", "not 1 or 0"),
         ("/api/coach?rounds=4.5", "PRIZE.YOURS.THEIRS"),
         ("/api/coach?rounds=4.5.9", "not in B's hand"),
         ("/api/coach?opponent=bluff", "unknown agent"),
