@@ -6,10 +6,12 @@ of each rule against the equilibrium (`gops arena --builtin RULE`, --arena-games
 A's result is the objective's: for `points` the mean score difference, for `win`
 P(win) - P(loss) (simulate's `outcome`), each with its 95 % interval.
 
-    python3 scripts/players_tables.py --db DB [--risk 5] [--games 20000] [--arena-games 10000] [--seed 13]
+    python3 scripts/players_tables.py --db DB [--risk 5] [--games 20000] [--arena-games 10000] [--seed 13] [--jobs J]
 
 Prints the two markdown tables; on stderr, one JSON line per command as it ends (with its
-seconds), so that a long run can be read as it goes. Uses `gops` on the PATH, or $GOPS_BIN.
+seconds), so that a long run can be read as it goes. The `simulate` runs (one core each)
+go --jobs at a time (default: the machine's cores), the `arena` runs (all cores each) one
+at a time; the numbers do not depend on it. Uses `gops` on the PATH, or $GOPS_BIN.
 """
 
 import argparse
@@ -17,10 +19,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 # one JSON line a command on stderr (the command line sets it)
 LOG = False
+LOG_LOCK = threading.Lock()
 
 RULES = ["upcard", "upcard-plus-one", "greedy", "uniform", "upcard-drift", "upcard-plus-two", "split"]
 
@@ -33,7 +38,10 @@ def gops(*args: str) -> tuple[dict, float]:
     last = out.strip().splitlines()[-1]
     record = json.loads(last)
     if LOG:
-        print(json.dumps({"command": ["gops", *args], "seconds": round(seconds, 1), "result": record}), file=sys.stderr, flush=True)
+        line = json.dumps({"command": ["gops", *args], "seconds": round(seconds, 1), "result": record})
+        with LOG_LOCK:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
     return record, seconds
 
 
@@ -42,17 +50,25 @@ def interval(mean: float, low: float, high: float, digits: int) -> str:
     return f"{f.format(mean)} ({f.format(low)} .. {f.format(high)})"
 
 
-def measure(db: str, rules: list[str], risk: str, games: int, arena_games: int, seed: int) -> list[dict]:
+def measure(db: str, rules: list[str], risk: str, games: int, arena_games: int, seed: int,
+            jobs: int = 1) -> list[dict]:
     """One record a rule: `against` (A's result, a mean object, with the equilibrium, the
     safe exploiter at RISK 0 and at `risk`) and `loss` (the rule's loss against the
-    equilibrium, [mean, low, high])."""
+    equilibrium, [mean, low, high]). `jobs` simulate runs go at once."""
+
+    def simulate(a: str, rule: str) -> dict:
+        r, _ = gops("simulate", "--db", db, "--a", a, "--b", rule, "--games", str(games),
+                    "--seed", str(seed), "--json")
+        return r["score_difference"] if r["objective"] == "points" else r["outcome"]
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        running = {rule: [pool.submit(simulate, a, rule)
+                          for a in ["equilibrium", f"exploit:{rule}", f"exploit:{rule}:{risk}"]]
+                   for rule in rules}
+        results = {rule: [f.result() for f in futures] for rule, futures in running.items()}
     records = []
     for rule in rules:
-        against = []
-        for a in ["equilibrium", f"exploit:{rule}", f"exploit:{rule}:{risk}"]:
-            r, _ = gops("simulate", "--db", db, "--a", a, "--b", rule, "--games", str(games),
-                        "--seed", str(seed), "--json")
-            against.append(r["score_difference"] if r["objective"] == "points" else r["outcome"])
+        against = results[rule]
         r, _ = gops("arena", "--db", db, "--builtin", rule, "--games", str(arena_games), "--seed", str(seed), "--json")
         records.append({"rule": rule, "objective": r["objective"], "against": against,
                         "loss": [r["mean_loss"], *r["loss_ci95"]]})
@@ -81,10 +97,13 @@ def main() -> None:
     parser.add_argument("--arena-games", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--rules", default=",".join(RULES), help="comma-separated rules")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="simulate runs at once")
     args = parser.parse_args()
     global LOG
     LOG = True
-    records = measure(args.db, args.rules.split(","), args.risk, args.games, args.arena_games, args.seed)
+    if args.jobs < 1:
+        parser.error("--jobs: at least 1")
+    records = measure(args.db, args.rules.split(","), args.risk, args.games, args.arena_games, args.seed, args.jobs)
     print(markdown(records, args.risk))
 
 

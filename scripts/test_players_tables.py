@@ -28,11 +28,15 @@ class PlayersTablesTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.dir.cleanup()
 
-    def measure(self, n, objective, risk):
+    def db(self, n, objective):
         db = os.path.join(self.dir.name, f"{objective}{n}")
-        subprocess.run([GOPS, "solve", "--n", str(n), "--objective", objective, "--db", db, "--no-first-moves"],
-                       check=True, capture_output=True)
-        return players_tables.measure(db, ["upcard", "uniform"], risk, 4000, 1000, 13)
+        if not os.path.exists(db):
+            subprocess.run([GOPS, "solve", "--n", str(n), "--objective", objective, "--db", db, "--no-first-moves"],
+                           check=True, capture_output=True)
+        return db
+
+    def measure(self, n, objective, risk, jobs=1):
+        return players_tables.measure(self.db(n, objective), ["upcard", "uniform"], risk, 4000, 1000, 13, jobs)
 
     def test_points_tables(self):
         upcard, uniform = self.measure(6, "points", "3")
@@ -51,11 +55,16 @@ class PlayersTablesTest(unittest.TestCase):
         self.assertEqual(len(table.splitlines()), 2 + 2 + 1 + 2 + 2)
 
     def test_win_tables_are_in_wins_less_losses(self):
-        upcard, uniform = self.measure(5, "win", "0.1")
+        upcard, uniform = self.measure(5, "win", "0.1", jobs=3)
         for record in (upcard, uniform):
             for m in record["against"]:
                 self.assertTrue(-1.0 <= m["low"] <= m["mean"] <= m["high"] <= 1.0 + 1e-9, m)
         self.assertGreater(upcard["against"][2]["mean"], upcard["against"][0]["mean"])
+
+    def test_the_simulate_runs_at_once_change_no_number(self):
+        db = self.db(5, "win")
+        one, three = (players_tables.measure(db, ["upcard", "greedy"], "0.1", 500, 100, 7, jobs) for jobs in (1, 3))
+        self.assertEqual(one, three)
 
 
 if __name__ == "__main__":
