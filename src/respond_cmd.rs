@@ -25,8 +25,14 @@ pub fn respond(args: RespondArgs) -> Result<(), Failure> {
                 count(plan.limit())
             )
         } else {
+            // the model is of deterministic rules only: each one mixed in adds B's hands
+            let fewer = if args.opponent.parts().len() > 1 {
+                ", or a model of fewer rules (each rule mixed in adds the hands B may hold)"
+            } else {
+                ""
+            };
             format!(
-                "a best response to {} from here may walk up to {} concrete states, more than the {} it holds in memory: start from a later state (--a, --b, --prizes), or take a model of deterministic rules only, which keeps few of B's hands",
+                "a best response to {} from here may walk up to {} concrete states, more than the {} it holds in memory: start from a later state (--a, --b, --prizes){fewer}",
                 args.opponent,
                 count(plan.states),
                 count(plan.limit())

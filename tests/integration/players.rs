@@ -273,6 +273,10 @@ fn respond_answers_from_any_state_and_refuses_past_its_limit_before_any_work() {
     for (model, says) in [
         ("upcard-drift", "may walk up to 124,143,762 concrete states"),
         (
+            "0.5*upcard+0.5*upcard-drift",
+            "127,551,608 concrete states, more than the 100,000,000 it holds in memory: start from a later state (--a, --b, --prizes), or a model of fewer rules",
+        ),
+        (
             "0.5*upcard+0.5*uniform",
             "10,106,059,392 at once here (15,148,345,759 in all)",
         ),
@@ -280,6 +284,13 @@ fn respond_answers_from_any_state_and_refuses_past_its_limit_before_any_work() {
         let out = gops(&["respond", "--db", book, "--opponent", model]);
         assert_eq!(out.status.code(), Some(1), "{model}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{model}: {}", stderr(&out));
+        // a single rule is told only of a later state
+        let fewer = stderr(&out).contains("fewer rules");
+        assert_eq!(
+            fewer,
+            model.contains('+') && !model.contains("uniform"),
+            "{model}"
+        );
     }
     // a bad model and a bad state are input errors
     for bad in [
