@@ -6,12 +6,14 @@ of each rule against the equilibrium (`gops arena --builtin RULE`, --arena-games
 A's result is the objective's: for `points` the mean score difference, for `win`
 P(win) - P(loss) (simulate's `outcome`), each with its 95 % interval.
 
-    python3 scripts/players_tables.py --db DB [--risk 5] [--games 20000] [--arena-games 10000] [--seed 13] [--jobs J]
+    python3 scripts/players_tables.py --db DB [--risk 5] [--games 20000] [--arena-games 10000] [--seed 13] [--jobs J] [--reuse LOG]
 
 Prints the two markdown tables; on stderr, one JSON line per command as it ends (with its
 seconds), so that a long run can be read as it goes. The `simulate` runs (one core each)
 go --jobs at a time (default: the machine's cores), the `arena` runs (all cores each) one
-at a time; the numbers do not depend on it. Uses `gops` on the PATH, or $GOPS_BIN.
+at a time; the numbers do not depend on it. With --reuse LOG (the stderr of an earlier
+run, cut off or not), a command found there with the same arguments is not run again:
+its result is taken from LOG and logged again. Uses `gops` on the PATH, or $GOPS_BIN.
 """
 
 import argparse
@@ -26,6 +28,23 @@ from concurrent.futures import ThreadPoolExecutor
 # one JSON line a command on stderr (the command line sets it)
 LOG = False
 LOG_LOCK = threading.Lock()
+# results of earlier runs, by the command's arguments (--reuse)
+REUSED: dict[tuple[str, ...], dict] = {}
+
+
+def read_log(path: str) -> dict[tuple[str, ...], dict]:
+    """The results of an earlier run's log, by the command's arguments (a last line cut
+    off by a crash is left out)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+                out[tuple(entry["command"][1:])] = entry["result"]
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
 
 RULES = ["upcard", "upcard-plus-one", "greedy", "uniform", "upcard-drift", "upcard-plus-two", "split"]
 
@@ -33,12 +52,16 @@ RULES = ["upcard", "upcard-plus-one", "greedy", "uniform", "upcard-drift", "upca
 def gops(*args: str) -> tuple[dict, float]:
     binary = os.environ.get("GOPS_BIN", "gops")
     started = time.monotonic()
-    out = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+    entry = {"command": ["gops", *args]}
+    if args in REUSED:
+        record = REUSED[args]
+        entry["reused"] = True
+    else:
+        out = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+        record = json.loads(out.strip().splitlines()[-1])
     seconds = time.monotonic() - started
-    last = out.strip().splitlines()[-1]
-    record = json.loads(last)
     if LOG:
-        line = json.dumps({"command": ["gops", *args], "seconds": round(seconds, 1), "result": record})
+        line = json.dumps({**entry, "seconds": round(seconds, 1), "result": record})
         with LOG_LOCK:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
@@ -98,11 +121,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--rules", default=",".join(RULES), help="comma-separated rules")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="simulate runs at once")
+    parser.add_argument("--reuse", metavar="LOG", help="take the results of the commands in LOG (an earlier run's stderr)")
     args = parser.parse_args()
     global LOG
     LOG = True
     if args.jobs < 1:
         parser.error("--jobs: at least 1")
+    if args.reuse:
+        try:
+            REUSED.update(read_log(args.reuse))
+        except OSError as e:
+            parser.error(f"--reuse: {e}")
     records = measure(args.db, args.rules.split(","), args.risk, args.games, args.arena_games, args.seed, args.jobs)
     print(markdown(records, args.risk))
 

@@ -7,6 +7,8 @@ equilibrium than `upcard` does, and the `win` tables are in P(win) - P(loss).
 Needs target/release/gops (cargo build --release) or GOPS_BIN.
 """
 
+import contextlib
+import io
 import os
 import subprocess
 import tempfile
@@ -65,6 +67,30 @@ class PlayersTablesTest(unittest.TestCase):
         db = self.db(5, "win")
         one, three = (players_tables.measure(db, ["upcard", "greedy"], "0.1", 500, 100, 7, jobs) for jobs in (1, 3))
         self.assertEqual(one, three)
+
+    def test_a_run_reuses_an_earlier_run_s_log(self):
+        db = self.db(5, "win")
+        log = io.StringIO()
+        players_tables.LOG = True
+        try:
+            with contextlib.redirect_stderr(log):
+                first = players_tables.measure(db, ["upcard"], "0.1", 300, 100, 5)
+            path = os.path.join(self.dir.name, "tables.jsonl")
+            with open(path, "w") as f:
+                f.write(log.getvalue() + '{"command": ["gops", "cut off')
+            players_tables.REUSED.update(players_tables.read_log(path))
+            self.assertEqual(len(players_tables.REUSED), 4)
+            # nothing is run again: a missing binary would fail it
+            os.environ["GOPS_BIN"] = os.path.join(self.dir.name, "no-such-gops")
+            with contextlib.redirect_stderr(io.StringIO()):
+                again = players_tables.measure(db, ["upcard"], "0.1", 300, 100, 5)
+            self.assertEqual(first, again)
+            with self.assertRaises(FileNotFoundError):
+                players_tables.measure(db, ["upcard"], "0.1", 301, 100, 5)
+        finally:
+            players_tables.LOG = False
+            players_tables.REUSED.clear()
+            os.environ["GOPS_BIN"] = GOPS
 
 
 if __name__ == "__main__":
