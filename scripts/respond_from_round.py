@@ -9,13 +9,14 @@ response's exact P(win) - P(loss) from there.
 
     python3 scripts/respond_from_round.py --db DB --opponent upcard [--round 4] [--games 20] [--seed 13]
 
-Prints one JSON line. Needs the `gops` Python package (pip install ./python).
+Prints one JSON line (each game's result on stderr as it ends). Needs the `gops` Python package (pip install ./python).
 """
 
 import argparse
 import json
 import math
 import random
+import sys
 import time
 
 import gops
@@ -56,6 +57,7 @@ def main() -> None:
         seconds.append(time.monotonic() - started)
         so_far = diff if db.objective == "points" else 0
         results.append(so_far + r["best_response"])
+        print(f"game {game + 1}/{args.games}: {results[-1]:+.6f} ({seconds[-1]:.1f} s)", file=sys.stderr, flush=True)
     mean = sum(results) / len(results)
     sd = math.sqrt(sum((x - mean) ** 2 for x in results) / max(1, len(results) - 1))
     half = 1.959963984540054 * sd / math.sqrt(len(results))
