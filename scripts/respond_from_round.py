@@ -9,7 +9,8 @@ response's exact P(win) - P(loss) from there.
 
     python3 scripts/respond_from_round.py --db DB --opponent upcard [--round 4] [--games 20] [--seed 13]
 
-Prints one JSON line (each game's result on stderr as it ends). Needs the `gops` Python package (pip install ./python).
+Prints one JSON line (each game's result on stderr as it ends). Needs the `gops` Python
+package (pip install ./python).
 """
 
 import argparse
